@@ -1,0 +1,1 @@
+"""Data loading: released formats, file resolution (local or downloaded), built-in data."""
