@@ -1,0 +1,61 @@
+"""Assemble one run's data (train / validation / diagnostic) from the Hydra config."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from stability.data.formats import read_examples
+from stability.data.mnli import mnli_addition
+from stability.data.sources import BUILTIN_DIR, DownloadSpec, FileSource
+from stability.errors import UserError
+from stability.records import Example
+
+SPLITS = ("train", "validation", "diagnostic")
+
+
+@dataclass
+class RunData:
+    """The examples of one run; `n_added` counts the mixed-in MNLI pairs."""
+
+    train: list[Example]
+    validation: list[Example]
+    diagnostic: list[Example]
+    n_added: int = 0
+
+
+def language_source(cfg: DictConfig) -> FileSource:
+    """The file source of `cfg.lang`, honouring data.source (files | builtin) and data.root."""
+    code = cfg.lang.code
+    if cfg.data.source == "builtin":
+        files = {split: f"{code}/{split}.jsonl" for split in SPLITS}
+        return FileSource(f"built-in {code}", files, BUILTIN_DIR, Path(), DownloadSpec())
+    if cfg.data.source != "files":
+        raise UserError(f"unknown data.source '{cfg.data.source}'", fix="use data.source=files or builtin")
+    return FileSource(
+        name=cfg.lang.name,
+        files=dict(cfg.lang.files),
+        root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
+        cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
+        download=DownloadSpec(cfg.lang.download.base_url, dict(cfg.lang.download.archives)),
+    )
+
+
+def _head(examples: list[Example], limit: int | None) -> list[Example]:
+    return examples if limit is None else examples[: int(limit)]
+
+
+def load_run_data(cfg: DictConfig) -> RunData:
+    """Read the language's splits, cut them for quick runs, and mix in MNLI when asked."""
+    source = language_source(cfg)
+    code = cfg.lang.code
+    train = _head(read_examples(source.path("train"), code), cfg.data.max_train_samples)
+    validation = _head(read_examples(source.path("validation"), code), cfg.data.max_eval_samples)
+    diagnostic = _head(read_examples(source.path("diagnostic"), code), cfg.data.max_eval_samples)
+    if not any(example.categories for example in diagnostic):
+        raise UserError("the diagnostic file has no category fields", path=source.path("diagnostic"),
+                        fix="point lang.files.diagnostic at a diagnostic set (LiDiRus / AX-b)")
+    added = mnli_addition(cfg)
+    return RunData(train=train + added, validation=validation, diagnostic=diagnostic,
+                   n_added=len(added))

@@ -1,0 +1,106 @@
+"""Where a configured data file comes from: `data.root`, the download cache, or built-in data.
+
+A language config names its files relative to a root. With `data.root` set, files are read
+from there. Without it, a file is taken from the local download cache, filling the cache on
+first use from the configured release (an archive per top folder, or a base address that
+mirrors the relative paths).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from stability.errors import UserError
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+_DOWNLOAD_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class DownloadSpec:
+    """A release's addresses: `archives` maps a top folder to a zip; `base_url` mirrors paths."""
+
+    base_url: str | None = None
+    archives: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """How to find the files of one dataset (a language or MNLI)."""
+
+    name: str
+    files: Mapping[str, str]
+    root: Path | None
+    cache_dir: Path
+    download: DownloadSpec
+
+    def path(self, split: str) -> Path:
+        """The local path of a split, downloading into the cache when needed."""
+        if split not in self.files or not self.files[split]:
+            raise UserError(f"{self.name} has no '{split}' file configured",
+                            fix=f"add files.{split} to its config")
+        relative = self.files[split]
+        if self.root is not None:
+            path = self.root / relative
+            if not path.is_file():
+                raise UserError(f"missing {self.name} {split} file", path=path,
+                                fix=f"put the file there, point files.{split} elsewhere, "
+                                    "or unset data.root to download the release")
+            return path
+        cached = self.cache_dir / relative
+        if not cached.is_file():
+            self._download(relative, cached)
+        return cached
+
+    def _placement_hint(self) -> str:
+        wanted = ", ".join(sorted(set(self.files.values())))
+        return f"put {wanted} under a folder DIR and pass data.root=DIR"
+
+    def _download(self, relative: str, target: Path) -> None:
+        top = relative.split("/", 1)[0]
+        if top in self.download.archives:
+            url = self.download.archives[top]
+            _fetch_archive(url, self.cache_dir, self._placement_hint())
+            if not target.is_file():
+                raise UserError(f"the archive {url} holds no {relative}", fix=self._placement_hint())
+        elif self.download.base_url:
+            url = self.download.base_url.rstrip("/") + "/" + relative
+            _fetch_file(url, target, self._placement_hint())
+        else:
+            raise UserError(f"no local copy of {self.name} data and no download address configured",
+                            fix=self._placement_hint())
+
+
+def _open(url: str, hint: str):
+    try:
+        return urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S)
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise UserError(f"cannot download {url} ({reason})", fix=hint) from None
+
+
+def _fetch_file(url: str, target: Path, hint: str) -> None:
+    """Download to a temporary file first so a broken transfer never looks like a cached file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _open(url, hint) as response, tempfile.NamedTemporaryFile(
+            dir=target.parent, delete=False, suffix=".part") as tmp:
+        shutil.copyfileobj(response, tmp)
+    Path(tmp.name).replace(target)
+
+
+def _fetch_archive(url: str, cache_dir: Path, hint: str) -> None:
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp_dir:
+        archive = Path(tmp_dir) / "archive.zip"
+        _fetch_file(url, archive, hint)
+        try:
+            with zipfile.ZipFile(archive) as zipped:
+                zipped.extractall(cache_dir)
+        except zipfile.BadZipFile:
+            raise UserError(f"{url} is not a zip archive", fix=hint) from None

@@ -1,0 +1,81 @@
+"""Command-line overrides before Hydra sees them: `a..b` ranges and early, one-line errors.
+
+`seed=0..5` becomes `seed=0,1,2,3,4,5` (inclusive) and any sweep turns on multirun, so
+`python -m stability.train seed=0..5 lang=fr,de` needs no `-m`.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+
+from stability.errors import UserError
+
+_RANGE_ITEM = re.compile(r"^(?P<a>[^./\\\s][^/\\\s]*?)\.\.(?P<b>[^./\\\s][^/\\\s]*)$")
+_INTEGER = re.compile(r"^-?\d+$")
+_MULTIRUN_FLAGS = ("-m", "--multirun")
+
+
+def expand_ranges(override: str) -> str:
+    """Replace each `a..b` item of an override's value by the integers a, a+1, ..., b."""
+    if "=" not in override or override.startswith("-"):
+        return override
+    key, value = override.split("=", 1)
+    items = value.split(",")
+    expanded: list[str] = []
+    for item in items:
+        match = _RANGE_ITEM.match(item.strip())
+        if match is None:
+            expanded.append(item)
+            continue
+        a, b = match.group("a"), match.group("b")
+        if not (_INTEGER.match(a) and _INTEGER.match(b)) or int(a) > int(b):
+            raise UserError(f"bad range '{override}'",
+                            fix=f"write an inclusive integer range a..b with a <= b, e.g. {key}=0..5")
+        expanded.extend(str(n) for n in range(int(a), int(b) + 1))
+    return f"{key}={','.join(expanded)}"
+
+
+def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
+    """Expand ranges, check the overrides parse and name existing configs, add -m for sweeps."""
+    out: list[str] = []
+    overrides: list[str] = []
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            out.append(arg)
+            continue
+        expanded = expand_ranges(arg)
+        out.append(expanded)
+        overrides.append(expanded)
+    parser = OverridesParser.create()
+    sweep = False
+    for text in overrides:
+        try:
+            parsed = parser.parse_override(text)
+        except HydraException as err:
+            message = str(err).strip().splitlines()[0]
+            raise UserError(f"cannot parse override '{text}' ({message})",
+                            fix="write key=value, key=a,b for a sweep, or key=a..b for a range") from None
+        sweep = sweep or parsed.is_sweep_override()
+        _check_group_choices(parsed, conf_dir)
+    if sweep and not any(flag in out for flag in _MULTIRUN_FLAGS):
+        out.insert(0, "--multirun")
+    return out
+
+
+def _check_group_choices(parsed, conf_dir: Path) -> None:
+    """`lang=xx` or `model=xx` naming no config file: say which ones exist."""
+    group = parsed.key_or_group
+    group_dir = conf_dir / group
+    if parsed.package is not None or not group_dir.is_dir() or parsed.is_delete():
+        return
+    values = list(parsed.sweep_string_iterator()) if parsed.is_sweep_override() else [parsed.value()]
+    available = sorted(p.stem for p in group_dir.glob("*.yaml"))
+    for value in values:
+        if value is None or str(value) == "null":
+            continue
+        if str(value) not in available:
+            raise UserError(f"unknown {group} '{value}'",
+                            fix=f"use one of: {', '.join(available)} (configs in {group_dir})")

@@ -1,0 +1,210 @@
+"""Read run directories and tidy CSVs into one tidy results table (DESIGN.md section 5).
+
+Everything downstream works on this table (plus the per-item predictions of run
+directories), so results produced elsewhere are analysed exactly like our own runs.
+
+The level-`all` row of a run has category `overall` and holds `overall_mcc`. Besides
+the contract columns the table carries `n_added` (MNLI examples added to the training
+data): from metrics.json for runs, from an `n_added` column or the setup name for CSVs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stability.errors import UserError
+from stability.report.sizes import n_added_from_setup
+from stability.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
+
+TIDY_COLUMNS = ["lang", "setup", "seed", "level", "category", "n_items", "mcc"]
+RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
+REQUIRED_COLUMNS = ["lang", "setup", "seed", "category", "mcc"]
+OVERALL = "overall"
+KEY = ["lang", "setup", "seed", "level", "category"]
+PREDICTION_COLUMNS = ["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment", "categories"]
+_CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
+_METRICS_KEYS = ("lang", "setup", "seed", "overall_mcc", "category_mcc")
+_CSV_FIX = "the header must name lang, setup, seed, category, mcc (optional: level, n_items)"
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Everything read from the PATHs: the tidy table and the runs' per-item predictions."""
+
+    results: pd.DataFrame
+    predictions: pd.DataFrame
+    n_runs: int
+    n_csv: int
+
+
+def collect(paths: list[Path]) -> Collected:
+    """Read every PATH (run-directory tree or tidy CSV) into one table; user errors name the file."""
+    frames, predictions, n_runs, n_csv = [], [], 0, 0
+    for path in paths:
+        if path.is_dir():
+            runs = sorted(metrics.parent for metrics in path.rglob("metrics.json"))
+            if not runs:
+                raise UserError("no run directories (folders with metrics.json) found", path=path,
+                                fix="point at the output folder of stability.train, or at a tidy CSV")
+            for run in runs:
+                rows, items = read_run(run)
+                frames.append(rows)
+                predictions.append(items)
+            n_runs += len(runs)
+        elif path.is_file():
+            frames.append(read_tidy_csv(path))
+            n_csv += 1
+        else:
+            raise UserError("no such file or directory", path=path,
+                            fix="pass run-output folders or tidy CSV files")
+    results = pd.concat(frames, ignore_index=True)
+    _check_duplicates(results)
+    return Collected(
+        results=results[RESULT_COLUMNS],
+        predictions=pd.concat(predictions, ignore_index=True) if predictions
+        else pd.DataFrame(columns=PREDICTION_COLUMNS),
+        n_runs=n_runs, n_csv=n_csv,
+    )
+
+
+def read_run(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tidy rows from metrics.json and per-item rows from predictions.jsonl (empty if absent)."""
+    path = run / "metrics.json"
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise UserError(f"unreadable metrics.json ({err})", path=path,
+                        fix="delete the run directory and run it again") from None
+    missing = [key for key in _METRICS_KEYS if key not in metrics]
+    if missing:
+        raise UserError(f"metrics.json lacks {', '.join(missing)}", path=path,
+                        fix="delete the run directory and run it again")
+    try:
+        lang, setup, seed = str(metrics["lang"]), str(metrics["setup"]), int(metrics["seed"])
+        rows = [(level, name, (metrics.get(n_key) or {}).get(name), mcc)
+                for level, mcc_key, n_key in (("fine", "category_mcc", "category_n"),
+                                              ("coarse", "coarse_mcc", "coarse_n"))
+                for name, mcc in (metrics.get(mcc_key) or {}).items()]
+        rows.append(("all", OVERALL, metrics.get("n_items"), metrics["overall_mcc"]))
+        table = pd.DataFrame(rows, columns=["level", "category", "n_items", "mcc"])
+        table["n_items"] = pd.to_numeric(table["n_items"]).astype("Int64")
+        table["mcc"] = table["mcc"].astype(float)
+        n_added = metrics.get("n_added")
+        n_added = float(n_added) if n_added is not None else n_added_from_setup(setup)
+    except (AttributeError, TypeError, ValueError) as err:
+        raise UserError(f"malformed metrics.json ({err})", path=path,
+                        fix="delete the run directory and run it again") from None
+    _check_categories(table, path)
+    table = table.assign(lang=lang, setup=setup, seed=seed, source=str(path), n_added=n_added)
+    return table, _read_predictions(run / "predictions.jsonl", lang, setup, seed)
+
+
+def _read_predictions(path: Path, lang: str, setup: str, seed: int) -> pd.DataFrame:
+    """Per-item predictions; categories kept as a `;`-joined string like the released files."""
+    if not path.is_file():
+        return pd.DataFrame(columns=PREDICTION_COLUMNS)
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                categories = list(item.get("categories") or [])
+                row = (str(item["idx"]), int(item["label"]), int(item["pred"]),
+                       float(item.get("prob_entailment", np.nan)), ";".join(categories))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+                raise UserError(f"malformed prediction line ({err!r})", path=path, line=line_no,
+                                fix="delete the run directory and run it again") from None
+            unknown = set(categories) - _CATEGORIES_OF_LEVEL["fine"]
+            if unknown:
+                raise UserError(f"unknown categories {sorted(unknown)}", path=path, line=line_no,
+                                fix="use the 33 fine category names of DESIGN.md section 4")
+            rows.append(row)
+    table = pd.DataFrame(rows, columns=["idx", "label", "pred", "prob_entailment", "categories"])
+    return table.assign(lang=lang, setup=setup, seed=seed)[PREDICTION_COLUMNS]
+
+
+def read_tidy_csv(path: Path) -> pd.DataFrame:
+    """A tidy results CSV, checked cell by cell so an error names the line to repair."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise UserError(f"not a readable CSV ({str(err).strip().splitlines()[0]})", path=path,
+                        fix=_CSV_FIX) from None
+    table.columns = [str(column).strip() for column in table.columns]
+    missing = [column for column in REQUIRED_COLUMNS if column not in table.columns]
+    if missing:
+        raise UserError(f"missing columns: {', '.join(missing)}", path=path, fix=_CSV_FIX)
+    if table.empty:
+        raise UserError("CSV holds no rows", path=path, fix="add one row per (lang, setup, seed, category)")
+    for column in ["lang", "setup", "category"]:
+        table[column] = table[column].str.strip()
+        _reject(table[column] == "", path, f"empty {column}", "fill in every lang, setup and category")
+    if "level" not in table.columns:
+        table["level"] = "fine"
+    table["level"] = table["level"].str.strip().replace("", "fine")
+    _reject(~table["level"].isin(["fine", "coarse", "all"]), path, "level must be fine, coarse or all",
+            "leave level empty for fine categories")
+    table["mcc"] = _numbers(table["mcc"], path, "mcc is not a number", "write the MCC as a decimal number",
+                            allow_empty=False)
+    _reject(table["mcc"].abs() > 1, path, "mcc outside [-1, 1]", "write the MCC itself, not a percentage",
+            cells=table["mcc"].astype(str))
+    seeds = _numbers(table["seed"], path, "seed is not an integer", "write the seed as an integer",
+                     allow_empty=False)
+    _reject(seeds % 1 != 0, path, "seed is not an integer", "write the seed as an integer")
+    table["seed"] = seeds.astype(np.int64)
+    n_items = table["n_items"] if "n_items" in table.columns else pd.Series("", index=table.index)
+    table["n_items"] = _numbers(n_items, path, "n_items is not a number", "write a count or leave it empty",
+                                allow_empty=True).astype("Int64")
+    n_added = table["n_added"] if "n_added" in table.columns else pd.Series("", index=table.index)
+    table["n_added"] = _numbers(n_added, path, "n_added is not a number", "write a count or leave it empty",
+                                allow_empty=True).fillna(table["setup"].map(n_added_from_setup))
+    _check_categories(table, path, first_line=2)
+    return table.assign(source=str(path))
+
+
+def _numbers(cells: pd.Series, path: Path, problem: str, fix: str, *, allow_empty: bool) -> pd.Series:
+    """Parse a column of numbers, failing on the first bad cell with its CSV line number."""
+    cells = cells.str.strip()
+    values = pd.to_numeric(cells, errors="coerce")
+    bad = values.isna() | np.isinf(values)
+    if allow_empty:
+        bad &= cells.ne("")
+    _reject(bad, path, problem, fix, cells=cells)
+    return values
+
+
+def _reject(bad: pd.Series, path: Path, problem: str, fix: str, cells: pd.Series | None = None) -> None:
+    """Raise for the first flagged row; CSV line = row position + 2 (header is line 1)."""
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        detail = f" ({cells.iloc[row]!r})" if cells is not None else ""
+        raise UserError(problem + detail, path=path, line=row + 2, fix=fix)
+
+
+def _check_categories(table: pd.DataFrame, path: Path, first_line: int | None = None) -> None:
+    """Fine and coarse rows must use the canonical names, or the 33-vectors would not align."""
+    for level, names in _CATEGORIES_OF_LEVEL.items():
+        bad = (table["level"] == level) & ~table["category"].isin(names)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise UserError(f"unknown {level} category {table['category'].iloc[row]!r}", path=path,
+                            line=None if first_line is None else row + first_line,
+                            fix="use the canonical names of DESIGN.md section 4")
+
+
+def _check_duplicates(results: pd.DataFrame) -> None:
+    """One value per (lang, setup, seed, level, category); two would silently double-count a seed."""
+    duplicated = results.duplicated(KEY, keep=False)
+    if duplicated.any():
+        clash = results[duplicated]
+        first = clash.iloc[0]
+        sources = sorted(set(clash[(clash[KEY] == first[KEY]).all(axis=1)]["source"]))
+        raise UserError(f"lang={first['lang']} setup={first['setup']} seed={first['seed']} "
+                        f"{first['category']!r} appears more than once", path=" and ".join(sources),
+                        fix="pass each run (or each experiment's output folder) only once")
