@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
 import torch
 from omegaconf import DictConfig
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 from transformers import (AutoConfig, AutoModelForSequenceClassification, AutoTokenizer,
                           BertConfig, BertForSequenceClassification, PreTrainedModel,
                           PreTrainedTokenizerFast)
@@ -16,6 +17,7 @@ from stability.errors import UserError
 from stability.records import LABEL_NAMES
 
 _SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+_MAX_PIECE = 6  # longest word prefix / suffix considered as a vocabulary piece
 _LABELS = {"id2label": dict(enumerate(LABEL_NAMES)), "label2id": {n: i for i, n in enumerate(LABEL_NAMES)}}
 
 
@@ -65,23 +67,46 @@ def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
+def _wordpiece_vocab(texts: list[str], vocab_size: int) -> dict[str, int]:
+    """A deterministic WordPiece vocabulary: characters, then frequent words and word pieces.
+
+    The `tokenizers` trainer breaks frequency ties in hash order, so the same text can give
+    different vocabularies; ranking by (-count, piece) makes the vocabulary a pure function
+    of the text, and with it the tiny model's predictions for a given seed.
+    """
+    splitter = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=False)
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(word for word, _ in splitter.pre_tokenize_str(normalizer.normalize_str(text)))
+    chars = sorted({c for word in words for c in word})
+    pieces: Counter[str] = Counter()
+    for word, count in words.items():
+        pieces[word] += count
+        for n in range(2, min(len(word), _MAX_PIECE) + 1):
+            pieces[word[:n]] += count
+            pieces["##" + word[-n:]] += count
+    vocab = _SPECIAL_TOKENS + chars + ["##" + c for c in chars]
+    known = set(vocab)
+    ranked = sorted((p for p in pieces if p not in known), key=lambda p: (-pieces[p], p))
+    vocab += ranked[: max(0, vocab_size - len(vocab))]
+    return {token: i for i, token in enumerate(vocab)}
+
+
 def _tiny_tokenizer(texts: list[str], vocab_size: int, cache_dir: Path) -> PreTrainedTokenizerFast:
-    """Train (or reuse) a cased WordPiece vocabulary; the same text always gives the same one."""
+    """A cased WordPiece tokenizer over the run's own text, cached by the text's hash."""
     digest = hashlib.sha256("\n".join(texts).encode("utf-8") + str(vocab_size).encode()).hexdigest()
     path = cache_dir / "tokenizers" / f"wordpiece-{digest[:20]}.json"
     if path.is_file():
         backend = Tokenizer.from_file(str(path))
     else:
-        backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        vocab = _wordpiece_vocab(texts, vocab_size)
+        backend = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
         backend.normalizer = normalizers.BertNormalizer(lowercase=False)
         backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=_SPECIAL_TOKENS,
-                                            show_progress=False)
-        backend.train_from_iterator(sorted(texts), trainer=trainer)
-        cls, sep = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
         backend.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-            special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+            special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".part")
         backend.save(str(tmp))

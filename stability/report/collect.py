@@ -53,7 +53,8 @@ def collect(paths: list[Path]) -> Collected:
             for run in runs:
                 rows, items = read_run(run)
                 frames.append(rows)
-                predictions.append(items)
+                if not items.empty:
+                    predictions.append(items)
             n_runs += len(runs)
         elif path.is_file():
             frames.append(read_tidy_csv(path))
@@ -63,12 +64,22 @@ def collect(paths: list[Path]) -> Collected:
                             fix="pass run-output folders or tidy CSV files")
     results = pd.concat(frames, ignore_index=True)
     _check_duplicates(results)
+    results["n_added"] = results["n_added"].astype("Int64")
     return Collected(
-        results=results[RESULT_COLUMNS],
+        results=_sorted(results)[RESULT_COLUMNS],
         predictions=pd.concat(predictions, ignore_index=True) if predictions
         else pd.DataFrame(columns=PREDICTION_COLUMNS),
         n_runs=n_runs, n_csv=n_csv,
     )
+
+
+def _sorted(results: pd.DataFrame) -> pd.DataFrame:
+    """Rows by lang, setup, seed, then fine/coarse/all in canonical category order."""
+    rank = {name: i for i, name in enumerate(FINE_CATEGORIES + COARSE_CATEGORIES)}
+    order = results.assign(_level=results["level"].map({"fine": 0, "coarse": 1, "all": 2}),
+                           _category=results["category"].map(rank))
+    return order.sort_values(["lang", "setup", "seed", "_level", "_category", "category"]) \
+        .reset_index(drop=True)
 
 
 def read_run(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -207,4 +218,5 @@ def _check_duplicates(results: pd.DataFrame) -> None:
         sources = sorted(set(clash[(clash[KEY] == first[KEY]).all(axis=1)]["source"]))
         raise UserError(f"lang={first['lang']} setup={first['setup']} seed={first['seed']} "
                         f"{first['category']!r} appears more than once", path=" and ".join(sources),
-                        fix="pass each run (or each experiment's output folder) only once")
+                        fix="pass each run once; experiments that share lang, setup and seed need "
+                            "separate reports (point at one experiment folder each)")

@@ -31,6 +31,8 @@ class PairwiseCorr:
 
 def pearson_matrix(vectors: np.ndarray) -> np.ndarray:
     """Pearson r between every two rows; NaN where either row is constant (r undefined)."""
+    if vectors.shape[1] == 0:
+        return np.full((len(vectors), len(vectors)), np.nan)
     constant = np.ptp(vectors, axis=1) == 0
     centred = vectors - vectors.mean(axis=1, keepdims=True)
     norms = np.linalg.norm(centred, axis=1)

@@ -1,0 +1,3 @@
+from annotators.cli import main
+
+main()

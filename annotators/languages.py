@@ -1,0 +1,61 @@
+"""Which annotator serves which language, and the fingerprint that keys its cache."""
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from typing import Protocol
+
+from annotators import wordlists
+from annotators.settings import Settings
+from annotators.spacy_rules import PROFILES, SpacyAnnotator
+from stability.errors import UserError
+
+LANGUAGES: tuple[str, ...] = ("en", "ru", "fr", "de", "sv")
+
+
+class Annotator(Protocol):
+    lang: str
+    backend: str                 # analyser and version, part of the cache fingerprint
+    supported: frozenset[str]
+
+    def annotate_texts(self, texts: list[str], batch_size: int, n_process: int) -> list[frozenset[str]]:
+        """Features of each sentence, in order."""
+
+
+def check_lang(lang: str) -> str:
+    if lang not in LANGUAGES:
+        raise UserError(f"unsupported language '{lang}'", fix=f"use one of: {', '.join(LANGUAGES)}")
+    return lang
+
+
+@functools.lru_cache(maxsize=None)
+def get_annotator(lang: str, settings: Settings) -> Annotator:
+    """One annotator per language and settings per process (models load once)."""
+    check_lang(lang)
+    if lang == "ru":
+        from annotators.russian import RussianAnnotator
+
+        return RussianAnnotator()
+    models = settings.models_for(lang)
+    if models and lang in PROFILES:
+        from annotators.spacy_loader import load_pipeline
+
+        return SpacyAnnotator(lang, load_pipeline(lang, models))
+    from annotators.wordlist_rules import LexicalAnnotator
+
+    return LexicalAnnotator(lang)
+
+
+@functools.lru_cache(maxsize=1)
+def _source_hash() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fingerprint(annotator: Annotator) -> str:
+    """Changes whenever the rules, the word lists or the analyser could change a result."""
+    parts = (annotator.lang, annotator.backend, wordlists.fingerprint(annotator.lang), _source_hash())
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]

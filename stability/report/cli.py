@@ -1,0 +1,164 @@
+"""`python -m stability.report PATH... [--out DIR]`: read runs, compute statistics, write the report."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from stability.errors import UserError, exit_on_user_error
+from stability.report import figures
+from stability.report.agreement import agreement_by_category, flip_items, item_agreement
+from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
+from stability.report.collect import collect
+from stability.report.compare import check_setups, delta_shares, setup_deltas
+from stability.report.markdown import Comparison, Report, render
+from stability.report.sizes import size_curve
+from stability.report.stats import category_stats, language_corr, summary
+
+DESCRIPTION = """\
+Seed-stability report for runs of stability.train (DESIGN.md sections 4-6).
+
+PATHs are output folders, searched recursively for run directories (folders holding
+metrics.json; runs without it, e.g. killed ones, are ignored), and/or tidy CSV files with
+columns lang, setup, seed, category, mcc (optional: level = fine|coarse|all, rows without
+it count as fine; n_items; n_added). Any mix is read into one table.
+
+Always written to --out: results.csv (the tidy table; the level-"all" row of a run has
+category "overall"), summary.csv, category_stats.csv, language_corr.csv, report.md and
+heat maps. When the input allows: size_curve.csv/.png (setups differing in added MNLI
+examples), item_agreement.csv, agreement_by_category.csv, flip_items.csv and
+bootstrap_ci.csv (need predictions.jsonl, i.e. run directories), and with --compare
+deltas.csv, delta_shares.csv, bootstrap_deltas.csv and a delta heat map.
+
+Statistics: σ is the sample standard deviation over seeds (ddof = 1). RS corr. is the
+mean Pearson r between two seeds' category-MCC vectors over all seed pairs (pairs with a
+constant vector are skipped and counted). Item agreement is the share of seed pairs that
+predict the same label. Bootstrap intervals resample seeds and items together.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; every option's help says what it changes."""
+    parser = argparse.ArgumentParser(prog="python -m stability.report", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="run-output folder or tidy results CSV (several allowed, any mix)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="output folder (default: PATH/report for a folder, "
+                             "report/ beside the file for a CSV; PATH = the first one)")
+    parser.add_argument("--compare", nargs=2, metavar=("SETUP_A", "SETUP_B"),
+                        help="deltas B − A of mean MCC and σ per (language, category)")
+    parser.add_argument("--delta-mcc", type=float, default=0.1, metavar="T",
+                        help="count cells with ΔMCC > T (strict; default 0.1)")
+    parser.add_argument("--delta-std", type=float, default=-0.05, metavar="T",
+                        help="count cells with Δσ < T (strict; default -0.05)")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                        help="multi-bootstrap samples for confidence intervals (default 1000; 0 = off)")
+    parser.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL",
+                        help="confidence level of the bootstrap intervals (default 0.95)")
+    parser.add_argument("--random-state", type=int, default=0, metavar="SEED",
+                        help="seed of the bootstrap's random draws (default 0)")
+    parser.add_argument("--flip-top", type=int, default=20, metavar="K",
+                        help="items per (lang, setup) in flip_items.csv (default 20)")
+    parser.add_argument("--no-figures", action="store_true", help="write tables and report.md only")
+    return parser
+
+
+def default_out(first: Path) -> Path:
+    """`report/` inside the first folder, or beside the first CSV."""
+    return first / "report" if first.is_dir() else first.parent / "report"
+
+
+def _note(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr)
+
+
+class _Writer:
+    """Writes tables into the output folder and remembers what it wrote."""
+
+    def __init__(self, out: Path) -> None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
+                            fix="choose another --out") from None
+        self.out = out
+        self.written: list[Path] = []
+
+    def csv(self, table: pd.DataFrame, name: str) -> None:
+        table.to_csv(self.out / name, index=False)
+        self.written.append(self.out / name)
+
+
+def _comparison(args: argparse.Namespace, predictions: pd.DataFrame, stats: pd.DataFrame,
+                writer: _Writer) -> Comparison:
+    """deltas.csv, delta_shares.csv and, with predictions, bootstrap_deltas.csv."""
+    setup_a, setup_b = args.compare
+    deltas = setup_deltas(stats, setup_a, setup_b)
+    shares = delta_shares(deltas, args.delta_mcc, args.delta_std)
+    writer.csv(deltas, "deltas.csv")
+    writer.csv(shares, "delta_shares.csv")
+    boot = None
+    if args.bootstrap and not predictions.empty:
+        boot = bootstrap_deltas(predictions, setup_a, setup_b, args.bootstrap,
+                                args.confidence, args.random_state)
+        writer.csv(boot, "bootstrap_deltas.csv")
+    figure = None if args.no_figures else figures.delta_heatmaps(deltas, setup_a, setup_b, writer.out)
+    return Comparison(setup_a, setup_b, args.delta_mcc, args.delta_std, deltas, shares, boot, figure)
+
+
+def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writer) -> dict[str, pd.DataFrame]:
+    """Agreement and bootstrap tables, which need the runs' predictions.jsonl."""
+    if predictions.empty:
+        _note("no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
+        return {}
+    items = item_agreement(predictions)
+    by_category = agreement_by_category(items)
+    writer.csv(items, "item_agreement.csv")
+    writer.csv(by_category, "agreement_by_category.csv")
+    writer.csv(flip_items(items, args.flip_top), "flip_items.csv")
+    parts = {"items": items, "agreement": by_category}
+    if args.bootstrap:
+        parts["bootstrap"] = bootstrap_ci(predictions, args.bootstrap, args.confidence, args.random_state)
+        writer.csv(parts["bootstrap"], "bootstrap_ci.csv")
+    return parts
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of `python -m stability.report`."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.bootstrap < 0 or not 0 < args.confidence < 1 or args.flip_top < 1:
+        parser.error("need --bootstrap >= 0, 0 < --confidence < 1 and --flip-top >= 1")
+    collected = collect(args.paths)
+    results = collected.results
+    if args.compare:
+        check_setups(results, *args.compare)
+    writer = _Writer(args.out or default_out(args.paths[0]))
+    draw = not args.no_figures
+
+    summary_table, stats = summary(results), category_stats(results)
+    languages = language_corr(stats)
+    curve = size_curve(summary_table, results)
+    for table, name in ((results, "results.csv"), (summary_table, "summary.csv"),
+                        (stats, "category_stats.csv"), (languages, "language_corr.csv")):
+        writer.csv(table, name)
+    if not curve.empty:
+        writer.csv(curve, "size_curve.csv")
+    report = Report(
+        sources=f"{collected.n_runs} run directories and {collected.n_csv} tidy CSV files "
+                f"from {', '.join(str(path) for path in args.paths)}",
+        summary=summary_table, category_stats=stats, language_corr=languages, confidence=args.confidence,
+        size_curve=curve,
+        seed_figures=figures.seed_heatmaps(stats, writer.out) if draw else [],
+        language_figures=figures.language_heatmaps(stats, writer.out) if draw else [],
+        size_figure=figures.size_curve_plot(curve, writer.out) if draw and not curve.empty else None,
+        comparison=_comparison(args, collected.predictions, stats, writer) if args.compare else None,
+        **_per_item(args, collected.predictions, writer),
+    )
+    (writer.out / "report.md").write_text(render(report), encoding="utf-8")
+    print(f"read {collected.n_runs} runs and {collected.n_csv} CSV files; wrote {len(writer.written)} "
+          f"tables, {len(report.figures)} figures and report.md to {writer.out}")

@@ -1,0 +1,27 @@
+"""Shared fixtures: the real released data (when present) and an isolated cache."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The paper's released fr/de/sv files: $NLI_STABILITY_SHARED_DATA or ../shared beside the repo."""
+    configured = os.environ.get("NLI_STABILITY_SHARED_DATA")
+    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "data" / "multilingual_diagnostics"
+    if not (path / "French" / "diagnostics" / "LiDiRus_fr.jsonl").is_file():
+        pytest.skip(f"released multilingual diagnostics not found at {path}")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch) -> Path:
+    """Each test gets its own download/tokenization cache, never the user's."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NLI_STABILITY_CACHE", str(cache))
+    return cache

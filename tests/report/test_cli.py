@@ -1,0 +1,158 @@
+"""The command line end to end: outputs, round trip, mixed inputs, hand-written CSVs, exit status 2."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import write_metrics
+from stability.report.cli import main
+
+FAST = ["--bootstrap", "0", "--no-figures"]
+SUMMARY_COLUMNS = ["lang", "setup", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
+                   "mean_category_mcc_std", "rs_corr", "rs_corr_pairs", "rs_corr_skipped"]
+
+
+def run_main(*argv: str | Path) -> None:
+    main([str(arg) for arg in argv])
+
+
+def exit_status(capsys, *argv: str | Path) -> tuple[int, str]:
+    """Status and stderr of a CLI call that must fail."""
+    with pytest.raises(SystemExit) as stop:
+        run_main(*argv)
+    return stop.value.code, capsys.readouterr().err
+
+
+def test_outputs_of_run_directories(synthetic_runs, tmp_path):
+    out = tmp_path / "report"
+    run_main(synthetic_runs, "--out", out, "--bootstrap", "30", "--no-figures", "--compare", "rte", "rte+mnli10000")
+    for name in ("results.csv", "summary.csv", "category_stats.csv", "language_corr.csv", "size_curve.csv",
+                 "item_agreement.csv", "agreement_by_category.csv", "flip_items.csv", "bootstrap_ci.csv",
+                 "deltas.csv", "delta_shares.csv", "bootstrap_deltas.csv", "report.md"):
+        assert (out / name).is_file(), name
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns) == SUMMARY_COLUMNS
+    assert len(summary) == 4 and (summary["n_seeds"] == 3).all()
+    stats = pd.read_csv(out / "category_stats.csv")
+    assert list(stats.columns) == ["lang", "setup", "category", "coarse", "n_items", "mcc_mean", "mcc_std",
+                                   "seed_0", "seed_1", "seed_2"]
+    assert len(stats) == 4 * 33
+    seeds = stats[["seed_0", "seed_1", "seed_2"]].to_numpy()
+    np.testing.assert_allclose(stats["mcc_std"], seeds.std(axis=1, ddof=1))
+    assert len(pd.read_csv(out / "item_agreement.csv")) == 4 * 120
+    assert len(pd.read_csv(out / "deltas.csv")) == 2 * 33
+    assert list(pd.read_csv(out / "size_curve.csv")["n_added"]) == [0, 10000, 0, 10000]
+    report = (out / "report.md").read_text()
+    for heading in ("## Summary", "## Stability per category", "## Language-wise correlation",
+                    "## Per-item agreement", "## Bootstrap intervals", "## Comparison: rte+mnli10000 vs rte",
+                    "## Training-data size"):
+        assert heading in report
+
+
+def test_round_trip_through_results_csv(synthetic_runs, tmp_path):
+    run_main(synthetic_runs, "--out", tmp_path / "a", *FAST)
+    run_main(tmp_path / "a" / "results.csv", "--out", tmp_path / "b", *FAST)
+    for name in ("results.csv", "summary.csv", "category_stats.csv", "language_corr.csv", "size_curve.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / name), pd.read_csv(tmp_path / "b" / name))
+
+
+def test_mixed_run_folder_and_csv(tmp_path):
+    for seed, overall in enumerate((0.2, 0.4)):
+        write_metrics(tmp_path / "runs", "fr", "rte", seed, np.linspace(-0.5, 0.5, 33) * (seed + 1), overall)
+    csv = tmp_path / "de.csv"
+    csv.write_text("lang,setup,seed,category,mcc\n"
+                   "de,rte,0,Negation,0.1\nde,rte,0,Conjunction,0.3\n"
+                   "de,rte,1,Negation,0.3\nde,rte,1,Conjunction,0.7\n")
+    run_main(tmp_path / "runs", csv, *FAST)
+    summary = pd.read_csv(tmp_path / "runs" / "report" / "summary.csv").set_index("lang")
+    assert summary.loc["fr", "overall_mcc_mean"] == pytest.approx(0.3)
+    assert summary.loc["fr", "rs_corr"] == pytest.approx(1.0)         # proportional vectors
+    assert math.isnan(summary.loc["de", "overall_mcc_mean"])
+    assert summary.loc["de", "mean_category_mcc_mean"] == pytest.approx((0.2 + 0.5) / 2)
+    assert summary.loc["de", "mean_category_mcc_std"] == pytest.approx(math.sqrt(2 * 0.15 ** 2))
+    assert summary.loc["de", "rs_corr"] == pytest.approx(1.0)
+
+
+def test_hand_written_csv(tmp_path, capsys):
+    csv = tmp_path / "mine.csv"
+    csv.write_text("lang,setup,seed,category,mcc\n"
+                   "sv,rte,0,Negation,0.1\nsv,rte,0,Quantifiers,0.2\nsv,rte,0,Common sense,0.3\n"
+                   "sv,rte,1,Negation,0.3\nsv,rte,1,Quantifiers,0.2\nsv,rte,1,Common sense,0.1\n"
+                   "sv,rte,2,Negation,0.2\nsv,rte,2,Quantifiers,0.2\nsv,rte,2,Common sense,0.2\n")
+    run_main(csv)
+    out = tmp_path / "report"
+    row = pd.read_csv(out / "summary.csv").iloc[0]
+    assert row["n_seeds"] == 3 and math.isnan(row["overall_mcc_mean"])
+    assert row["mean_category_mcc_mean"] == pytest.approx(0.2) and row["mean_category_mcc_std"] == pytest.approx(0)
+    assert (row["rs_corr"], row["rs_corr_pairs"], row["rs_corr_skipped"]) == (pytest.approx(-1.0), 1, 2)
+    stats = pd.read_csv(out / "category_stats.csv")
+    assert list(stats["category"]) == ["Quantifiers", "Negation", "Common sense"]   # canonical order
+    assert stats.set_index("category").loc["Negation", "mcc_std"] == pytest.approx(0.1)
+    assert not (out / "bootstrap_ci.csv").exists()
+    assert "predictions.jsonl" in capsys.readouterr().err                        # the printed note
+    assert (out / "heatmap_sv_rte.png").is_file() and (out / "heatmap_languages_rte.png").is_file()
+    assert "![heatmap_sv_rte](heatmap_sv_rte.png)" in (out / "report.md").read_text()
+
+
+def test_compare_thresholds_from_the_command_line(tmp_path):
+    csv = tmp_path / "r.csv"
+    rows = ["lang,setup,seed,category,mcc"]
+    for setup, negation, conjunction in (("rte", 0.2, 0.0), ("rte+mnli10000", 0.3, 0.25)):
+        rows += [f"fr,{setup},{seed},Negation,{negation}" for seed in (0, 1)]
+        rows += [f"fr,{setup},{seed},Conjunction,{conjunction}" for seed in (0, 1)]
+    csv.write_text("\n".join(rows) + "\n")
+    run_main(csv, "--compare", "rte", "rte+mnli10000", *FAST)
+    shares = pd.read_csv(tmp_path / "report" / "delta_shares.csv").set_index("lang")
+    assert shares.loc["fr", "n_delta_mcc_above"] == 1                 # ΔMCC 0.1 (not counted) and 0.25
+    run_main(csv, "--compare", "rte", "rte+mnli10000", "--delta-mcc", "0.05", *FAST)
+    shares = pd.read_csv(tmp_path / "report" / "delta_shares.csv").set_index("lang")
+    assert shares.loc["all", "n_delta_mcc_above"] == 2
+
+
+@pytest.mark.parametrize("text, where", [
+    ("lang,setup,seed,mcc\nfr,rte,0,0.1\n", "bad.csv: missing columns: category"),
+    ("lang,setup,seed,category,mcc\nfr,rte,0,Negation,0.1\nfr,rte,1,Negation,n/a\n", "bad.csv:3: mcc is not a number"),
+])
+def test_bad_csv_exits_2_with_one_line(tmp_path, capsys, text, where):
+    csv = tmp_path / "bad.csv"
+    csv.write_text(text)
+    status, err = exit_status(capsys, csv, *FAST)
+    assert status == 2
+    assert err.count("\n") == 1 and err.startswith("error: ") and where in err and "fix:" in err
+    assert not (tmp_path / "report").exists()
+
+
+def test_missing_path_empty_folder_unknown_setup_exit_2(tmp_path, capsys):
+    status, err = exit_status(capsys, tmp_path / "nowhere", *FAST)
+    assert status == 2 and "no such file or directory" in err and err.count("\n") == 1
+    status, err = exit_status(capsys, tmp_path, *FAST)
+    assert status == 2 and "no run directories" in err
+    write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
+    status, err = exit_status(capsys, tmp_path / "runs", "--compare", "rte", "rte+mnli", *FAST)
+    assert status == 2 and "'rte+mnli' not in the results" in err
+
+
+def test_python_dash_m_reports_user_error(tmp_path):
+    csv = tmp_path / "bad.csv"
+    csv.write_text("lang,setup,seed\nfr,rte,0\n")
+    done = subprocess.run([sys.executable, "-m", "stability.report", str(csv)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [done.stderr.strip()] and "missing columns: category, mcc" in done.stderr
+
+
+def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
+    out = tmp_path / "figs"
+    run_main(synthetic_runs, "--out", out, "--bootstrap", "20", "--compare", "rte", "rte+mnli10000")
+    names = {path.name for path in out.glob("*.png")}
+    assert names == {"heatmap_de_rte.png", "heatmap_de_rte_mnli10000.png", "heatmap_fr_rte.png",
+                     "heatmap_fr_rte_mnli10000.png", "heatmap_languages_rte.png",
+                     "heatmap_languages_rte_mnli10000.png", "deltas_rte_vs_rte_mnli10000.png", "size_curve.png"}
+    report = (out / "report.md").read_text()
+    assert all(f"({name})" in report for name in names)

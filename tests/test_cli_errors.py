@@ -1,0 +1,92 @@
+"""Errors a user can cause: one line naming the file (and line) and the fix, status 2."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+GOOD_TRAIN = '{"premise": "a b", "hypothesis": "b", "label": "entailment", "idx": 0}\n'
+GOOD_DIAG = '{"idx": "0", "label": "entailment", "sentence1": "a", "sentence2": "b", "logic": "Negation"}\n'
+
+
+def _train(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    env.pop("NLI_STABILITY_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-m", "stability.train", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _french_release(root: Path, train: str = GOOD_TRAIN, diag: str = GOOD_DIAG) -> Path:
+    (root / "French" / "TERRa").mkdir(parents=True)
+    (root / "French" / "diagnostics").mkdir(parents=True)
+    (root / "French" / "TERRa" / "train_fr.jsonl").write_text(train, encoding="utf-8")
+    (root / "French" / "TERRa" / "val_fr.jsonl").write_text(GOOD_TRAIN, encoding="utf-8")
+    (root / "French" / "diagnostics" / "LiDiRus_fr.jsonl").write_text(diag, encoding="utf-8")
+    return root
+
+
+def _assert_one_line(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "fix:" in lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+BAD_FILES = {
+    "malformed": (GOOD_TRAIN + '{"premise": "x",\n', GOOD_DIAG, "train_fr.jsonl:2: malformed JSON"),
+    "missing_field": ('{"premise": "x", "label": "entailment"}\n', GOOD_DIAG,
+                      "train_fr.jsonl:1: missing field 'hypothesis'"),
+    "unknown_label": ('{"premise": "x", "hypothesis": "y", "label": "yes"}\n', GOOD_DIAG,
+                      "train_fr.jsonl:1: unknown label 'yes'"),
+    "unknown_category": (GOOD_TRAIN, GOOD_DIAG.replace("Negation", "Negations"),
+                         "LiDiRus_fr.jsonl:1: unknown category 'Negations'"),
+    "empty": ("", GOOD_DIAG, "train_fr.jsonl: file is empty"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_data_file(tmp_path, case):
+    train, diag, message = BAD_FILES[case]
+    root = _french_release(tmp_path / "data", train, diag)
+    result = _train(["lang=fr", "model=tiny", f"data.root={root}", f"paths.output_dir={tmp_path / 'out'}"],
+                    tmp_path)
+    _assert_one_line(result, message)
+    assert not list((tmp_path / "out").rglob("metrics.json"))
+
+
+def test_missing_file(tmp_path):
+    root = _french_release(tmp_path / "data")
+    (root / "French" / "TERRa" / "val_fr.jsonl").unlink()
+    result = _train(["lang=fr", "model=tiny", f"data.root={root}"], tmp_path)
+    _assert_one_line(result, "val_fr.jsonl: missing French validation file", "data.root")
+
+
+def test_unknown_lang(tmp_path):
+    _assert_one_line(_train(["lang=xx"], tmp_path), "unknown lang 'xx'", "de, en, fr, ru, sv")
+
+
+@pytest.mark.parametrize("value", ["5..0", "a..b", "0..x"])
+def test_bad_range(tmp_path, value):
+    _assert_one_line(_train([f"seed={value}"], tmp_path), f"bad range 'seed={value}'", "seed=0..5")
+
+
+def test_missing_model_folder(tmp_path):
+    root = _french_release(tmp_path / "data")
+    result = _train(["lang=fr", f"model.name={tmp_path / 'no-such-model'}", f"data.root={root}"], tmp_path)
+    _assert_one_line(result, "cannot load the tokenizer of model.name=")
+
+
+def test_finished_results_survive_a_failing_rerun(tmp_path):
+    """A bad override in a later sweep must not touch what an earlier run wrote."""
+    run = tmp_path / "outputs" / "default" / "fr" / "rte" / "seed0"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({"overall_mcc": 0.5}), encoding="utf-8")
+    _assert_one_line(_train(["lang=fr", "seed=3..1"], tmp_path), "bad range")
+    assert json.loads((run / "metrics.json").read_text())["overall_mcc"] == 0.5

@@ -1,0 +1,89 @@
+"""Without data.root, files come from the release address into the cache, once."""
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from stability.data.loading import load_run_data
+from stability.errors import UserError
+from stability.train import CONF_DIR
+
+RELEASED = Path(__file__).parent / "fixtures" / "released"
+
+
+def _serve(folder: Path):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _cfg(overrides: list[str]):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("train", overrides=overrides)
+
+
+@pytest.fixture
+def release(tmp_path) -> Path:
+    """A mirror of the French release layout, plus a zip of the English one."""
+    site = tmp_path / "site"
+    shutil.copytree(RELEASED / "French", site / "French")
+    (site / "French" / "TERRa" / "val_fr.jsonl").write_text(
+        (RELEASED / "French" / "TERRa" / "train_fr.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    with zipfile.ZipFile(site / "RTE.zip", "w") as zipped:
+        for name in ("train.jsonl", "val.jsonl"):
+            zipped.write(RELEASED / "RTE" / name, f"RTE/{name}")
+    with zipfile.ZipFile(site / "AX-b.zip", "w") as zipped:
+        zipped.write(RELEASED / "AX-b" / "AX-b.jsonl", "AX-b/AX-b.jsonl")
+    return site
+
+
+def test_base_url_download_then_cache_without_server(release, tmp_path, isolated_cache):
+    server = _serve(release)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    cfg = _cfg(["lang=fr", f"lang.download.base_url={url}"])
+    try:
+        first = load_run_data(cfg)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (isolated_cache / "downloads" / "French" / "diagnostics" / "LiDiRus_fr.jsonl").is_file()
+    second = load_run_data(cfg)  # the server is gone: only the cache can answer
+    assert second.diagnostic == first.diagnostic and len(second.train) == 1
+
+
+def test_archive_download(release, isolated_cache):
+    server = _serve(release)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    cfg = _cfg(["lang=en", f"lang.download.archives.RTE={url}/RTE.zip",
+                f"lang.download.archives.AX-b={url}/AX-b.zip"])
+    try:
+        data = load_run_data(cfg)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(data.train) == 2 and data.diagnostic[0].categories == ("Negation",)
+    assert (isolated_cache / "downloads" / "RTE" / "val.jsonl").is_file()
+
+
+def test_offline_without_copy_says_what_to_put_where():
+    cfg = _cfg(["lang=en", "lang.download.archives.RTE=http://127.0.0.1:9/RTE.zip"])
+    with pytest.raises(UserError) as err:
+        load_run_data(cfg)
+    text = str(err.value)
+    assert "cannot download http://127.0.0.1:9/RTE.zip" in text
+    assert "put AX-b/AX-b.jsonl, RTE/train.jsonl, RTE/val.jsonl under a folder DIR and pass data.root=DIR" in text
+
+
+def test_release_without_address_says_what_to_put_where():
+    with pytest.raises(UserError) as err:
+        load_run_data(_cfg(["lang=sv"]))
+    assert "no download address configured" in str(err.value)
+    assert "Swedish/TERRa/train_sw.jsonl" in str(err.value) and "data.root=DIR" in str(err.value)
