@@ -29,15 +29,17 @@ def check_lang(lang: str) -> str:
     return lang
 
 
-@functools.lru_cache(maxsize=None)
 def get_annotator(lang: str, settings: Settings) -> Annotator:
-    """One annotator per language and settings per process (models load once)."""
-    check_lang(lang)
+    """The annotator of `lang` under `settings` (built once per process and model list)."""
+    return _build(check_lang(lang), settings.models_for(lang))
+
+
+@functools.lru_cache(maxsize=None)
+def _build(lang: str, models: tuple[str, ...]) -> Annotator:
     if lang == "ru":
         from annotators.russian import RussianAnnotator
 
         return RussianAnnotator()
-    models = settings.models_for(lang)
     if models and lang in PROFILES:
         from annotators.spacy_loader import load_pipeline
 

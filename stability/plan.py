@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from dataclasses import asdict, dataclass
 from typing import NoReturn, Sequence
 
@@ -23,8 +24,9 @@ from stability.sweep_plan import job_configs
 from stability.train_sizes import COUNTED, train_size
 
 SECONDS_PER_HOUR = 3600
-THROUGHPUT_HINT = ("one run's training throughput on one device, e.g. from benchmarks/train_throughput.py; "
-                   "all-MiniLM-L6 trains at ~17 samples/s on 2 CPU cores (batch 4)")
+THROUGHPUT_HINT = ("one run's training throughput on one device; measure it with "
+                   "benchmarks/train_throughput.py (all-MiniLM-L6 trains at ~17 samples/s on 2 CPU cores, "
+                   "batch 4)")
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def _groups(runs: list[PlannedRun]) -> dict[tuple, list[PlannedRun]]:
 def _table(rows: list[list[str]]) -> str:
     """Left-aligned text columns, right-aligned numbers; the first row is the header."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    numeric = [all(row[i][:1].isdigit() or row[i] in ("", "-") for row in rows[1:]) for i in range(len(widths))]
+    numeric = [all(row[i][:1].isdigit() or not row[i] for row in rows[1:]) for i in range(len(widths))]
     lines = ["  ".join(cell.rjust(w) if num else cell.ljust(w) for cell, w, num in zip(row, widths, numeric))
              .rstrip() for row in rows]
     lines.insert(1, "-" * len(lines[0]))
@@ -98,41 +100,44 @@ def _unique(values) -> list:
     return list(dict.fromkeys(values))
 
 
-def format_plan(runs: list[PlannedRun], samples_per_second: float | None, expected_epochs: float | None) -> str:
-    """The readable plan: headline, one row per (lang, setup), totals and the GPU-hours line."""
-    header = ["experiment", "lang", "setup", "seeds", "runs", "examples/run", "epochs", "example-epochs"]
-    if samples_per_second:
-        header.append("GPU-h")
-    rows = [header]
+def _rows(runs: list[PlannedRun], samples_per_second: float | None) -> list[list[str]]:
+    """Header, one row per group of seeds, and the total; GPU-hours only with a throughput."""
+    def cells(example_epochs: float) -> list[str]:
+        hours = [f"{gpu_hours(example_epochs, samples_per_second):,.2f}"] if samples_per_second else []
+        return [f"{example_epochs:,.0f}", *hours]
+
+    rows = [["experiment", "lang", "setup", "seeds", "runs", "examples/run", "epochs", "example-epochs",
+             *(["GPU-h"] if samples_per_second else [])]]
     for (experiment, lang, setup, n_train, epochs), group in _groups(runs).items():
-        example_epochs = sum(r.example_epochs for r in group)
-        row = [experiment, lang, setup, compact_seeds([r.seed for r in group]), str(len(group)),
-               f"{n_train:,}", f"{epochs:g}", f"{example_epochs:,.0f}"]
-        if samples_per_second:
-            row.append(f"{gpu_hours(example_epochs, samples_per_second):.2f}")
-        rows.append(row)
+        rows.append([experiment, lang, setup, compact_seeds([r.seed for r in group]), str(len(group)),
+                     f"{n_train:,}", f"{epochs:g}", *cells(sum(r.example_epochs for r in group))])
+    rows.append(["total", "", "", "", str(len(runs)), "", "", *cells(sum(r.example_epochs for r in runs))])
+    return rows
+
+
+def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
+                expected_epochs: float | None) -> str:
+    """The readable plan: headline, one row per (lang, setup), totals, and what the numbers assume."""
     total = sum(r.example_epochs for r in runs)
-    rows.append(["total", "", "", "", str(len(runs)), f"{sum(r.n_train for r in runs):,}", "", f"{total:,.0f}"]
-                + ([f"{gpu_hours(total, samples_per_second):.2f}"] if samples_per_second else []))
-    lines = [
-        f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · "
-        f"setups {', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
+    sizes = ("counted in the local files" if all(r.sizes == COUNTED for r in runs)
+             else "released sizes (data.root=DIR counts local files instead)")
+    epochs = (f"--expected-epochs {expected_epochs:g}" if expected_epochs else
+              "trainer.max_epochs, an upper bound (early stopping usually ends runs sooner; "
+              "--expected-epochs E for a closer estimate)")
+    hours = (f"{gpu_hours(total, samples_per_second):,.2f} at {samples_per_second:g} samples/s "
+             "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)" if samples_per_second
+             else f"pass --samples-per-second X, {THROUGHPUT_HINT}")
+    return "\n".join([
+        f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · setups "
+        f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
         "",
-        _table(rows),
+        _table(_rows(runs, samples_per_second)),
         "",
-        "examples/run: the language's train split + added MNLI pairs; "
-        + ("counted in the local files" if all(r.sizes == COUNTED for r in runs)
-           else "released sizes (data.root=DIR counts local files instead)"),
-        f"epochs: --expected-epochs {expected_epochs:g}" if expected_epochs else
-        "epochs: trainer.max_epochs, an upper bound (early stopping usually ends runs sooner; "
-        "--expected-epochs E for a closer estimate)",
-    ]
-    if samples_per_second:
-        lines.append(f"GPU-hours: {gpu_hours(total, samples_per_second):,.2f} at {samples_per_second:g} samples/s "
-                     "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)")
-    else:
-        lines.append(f"GPU-hours: pass --samples-per-second X ({THROUGHPUT_HINT})")
-    return "\n".join(lines)
+        f"training examples: {sum(r.n_train for r in runs):,} per epoch over all runs; examples/run = "
+        f"the language's train split + added MNLI pairs, {sizes}",
+        f"epochs: {epochs}",
+        f"GPU-hours: {hours}",
+    ])
 
 
 def plan_json(runs: list[PlannedRun], samples_per_second: float | None) -> dict:
@@ -157,14 +162,14 @@ def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number")
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite positive number")
     return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m stability.plan", description=__doc__.split("\n\n")[0],
+    parser = _Parser(prog="python -m stability.plan", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                         help="the overrides of python -m stability.train, e.g. experiment=baseline seed=0..1")
@@ -172,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--expected-epochs", type=_positive, metavar="E",
                         help="epochs per run instead of the upper bound trainer.max_epochs")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.add_argument("-m", "--multirun", action="store_true", help="accepted as in stability.train")
+    parser.add_argument("-m", "--multirun", action="store_true", help="accepted, as in stability.train; sweeps need no -m")
     return parser
 
 

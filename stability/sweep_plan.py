@@ -48,8 +48,12 @@ def job_configs(argv: list[str], conf_dir: Path = CONF_DIR) -> list[DictConfig]:
     flags = [arg for arg in prepared if arg.startswith("-")]
     unknown = [flag for flag in flags if flag not in _MULTIRUN_FLAGS]
     if unknown:
-        raise UserError(f"unknown option '{unknown[0]}'", fix="pass overrides key=value and the plan's own options")
-    overrides = OverridesParser.create().parse_overrides([arg for arg in prepared if not arg.startswith("-")])
+        raise UserError(f"unknown option '{unknown[0]}'",
+                        fix="pass overrides key=value and the plan's own options")
+    try:
+        overrides = OverridesParser.create().parse_overrides([a for a in prepared if not a.startswith("-")])
+    except HydraException as err:  # prepare_argv checks only the key=value arguments
+        raise UserError(str(err).strip().splitlines()[0], fix="write overrides as key=value") from None
     hydra_lines = [o.input_line for o in overrides if o.is_hydra_override()]
     task = [o for o in overrides if not o.is_hydra_override()]
     try:

@@ -127,13 +127,13 @@ class WandbTracker:
     def __init__(self, cfg: DictConfig, run_dir: Path) -> None:
         self._wandb = _import_wandb()
         self._run_dir = run_dir
-        logger = cfg.logger
+        logger, lang, setup = cfg.logger, cfg.lang.code, cfg.setup
         wandb_dir = resolve_dir(logger.dir, run_dir)
         wandb_dir.mkdir(parents=True, exist_ok=True)
         self._run = self._wandb.init(
-            project=logger.project, entity=logger.entity, group=group_name(cfg.experiment_name, cfg.lang.code, cfg.setup),
-            job_type=logger.job_type, name=f"{cfg.lang.code}-{cfg.setup}-seed{cfg.seed}",
-            tags=[cfg.experiment_name, cfg.lang.code, cfg.setup, cfg.model.name, *logger.tags],
+            project=logger.project, entity=logger.entity, job_type=logger.job_type,
+            group=group_name(cfg.experiment_name, lang, setup), name=f"{lang}-{setup}-seed{cfg.seed}",
+            tags=[cfg.experiment_name, lang, setup, cfg.model.name, *logger.tags],
             config=OmegaConf.to_container(cfg, resolve=True), dir=str(wandb_dir),
             mode=resolve_mode(logger.mode))
         self._run.define_metric("epoch")
@@ -148,9 +148,9 @@ class WandbTracker:
         """Summary numbers, the category table, and the heat map of the group's seeds so far."""
         runs = group_metrics(self._run_dir, metrics)
         seeds = ", ".join(str(m["seed"]) for m in sorted(runs, key=lambda m: m["seed"]))
+        caption = f"{group_name(*(metrics[k] for k in _GROUP_KEYS))}: seeds {seeds}"
         with tempfile.TemporaryDirectory() as tmp:
-            image = self._wandb.Image(str(draw_seed_heatmap(runs, Path(tmp))),
-                                      caption=f"{group_name(*(metrics[k] for k in _GROUP_KEYS))}: seeds {seeds}")
+            image = self._wandb.Image(str(draw_seed_heatmap(runs, Path(tmp))), caption=caption)
             self._run.log({
                 "category_mcc_table": self._wandb.Table(columns=TABLE_COLUMNS, data=category_rows(metrics)),
                 "category_seed_heatmap": image,

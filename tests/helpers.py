@@ -1,0 +1,26 @@
+"""Shared test helpers: run the training command line in a subprocess and read its runs."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+QUICK = ["experiment=smoke", "data.max_train_samples=32", "trainer.max_epochs=2"]
+
+
+def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subprocess.CompletedProcess:
+    """`python -m stability.train ARGS` with the test's cache, as a user would run it."""
+    return subprocess.run([sys.executable, "-m", "stability.train", *args], cwd=cwd,
+                          env=dict(os.environ), capture_output=True, text=True, timeout=timeout, **popen)
+
+
+def runs(output_dir: Path) -> dict[str, dict]:
+    """metrics.json of every run under a folder, keyed by its path relative to the folder."""
+    return {str(p.parent.relative_to(output_dir)): json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(output_dir.rglob("metrics.json"))}
+
+
+def predictions(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]

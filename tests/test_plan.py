@@ -1,0 +1,114 @@
+"""`python -m stability.plan`: the sweep Hydra would launch, its training examples and GPU-hours."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stability.plan import compact_seeds, gpu_hours, main, planned_runs
+from stability.train_sizes import MNLI_TRAIN_SIZE, RELEASED_TRAIN_SIZES
+
+REPO = Path(__file__).resolve().parent.parent
+MNLI_SIZES = ["1000", "5000", "10000", "50000", "100000", "200000", "250000", "_all"]
+
+
+def _plan_json(capsys, *argv: str) -> dict:
+    main([*argv, "--json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_baseline_is_five_languages_by_six_seeds():
+    runs = planned_runs(["experiment=baseline"])
+    assert len(runs) == 30
+    assert [r.lang for r in runs[::6]] == ["en", "ru", "fr", "de", "sv"]
+    assert {r.setup for r in runs} == {"rte"}
+    assert sorted(r.seed for r in runs if r.lang == "de") == list(range(6))
+    assert sum(r.n_train for r in runs) == 6 * sum(RELEASED_TRAIN_SIZES.values()) == 77_706
+    assert all(r.epochs == 10 and r.sizes == "release" for r in runs)
+
+
+def test_mnli_size_sweeps_sizes_in_order():
+    runs = planned_runs(["experiment=mnli_size"])
+    assert len(runs) == 2 * 8 * 6
+    setups = list(dict.fromkeys(r.setup for r in runs))
+    assert setups == [f"rte+mnli{size}" for size in MNLI_SIZES]
+    everything = [r for r in runs if r.setup == "rte+mnli_all" and r.lang == "ru"]
+    assert {(r.n_added, r.n_train) for r in everything} == {(MNLI_TRAIN_SIZE, 2616 + MNLI_TRAIN_SIZE)}
+    assert {r.n_train for r in runs if r.setup == "rte+mnli1000" and r.lang == "en"} == {2490 + 1000}
+
+
+def test_command_line_range_narrows_the_preset():
+    runs = planned_runs(["experiment=mnli_size", "seed=0..1", "lang=ru"])
+    assert len(runs) == 8 * 2
+    assert {r.seed for r in runs} == {0, 1} and {r.lang for r in runs} == {"ru"}
+
+
+def test_single_run_without_sweep():
+    (run,) = planned_runs(["lang=sv", "seed=3", "data.mnli.n_samples=500"])
+    assert (run.setup, run.seed, run.n_train, run.n_added) == ("rte+mnli500", 3, 2613 + 500, 500)
+
+
+def test_gpu_hours_by_hand(capsys):
+    plan = _plan_json(capsys, "lang=fr", "data.source=builtin", "seed=0..1", "trainer.max_epochs=3",
+                      "--samples-per-second", "2")
+    n_train = sum(1 for line in (REPO / "stability/data/builtin/fr/train.jsonl").open() if line.strip())
+    assert [r["n_train"] for r in plan["runs"]] == [n_train, n_train]
+    assert plan["runs"][0]["sizes"] == "counted"
+    totals = plan["totals"]
+    assert totals["example_epochs"] == 2 * n_train * 3
+    assert totals["gpu_hours"] == pytest.approx(2 * n_train * 3 / 2 / 3600)
+    assert gpu_hours(7200, 2) == 1.0
+
+
+def test_expected_epochs_and_counted_files(tmp_path, capsys):
+    terra = tmp_path / "French" / "TERRa"
+    terra.mkdir(parents=True)
+    row = '{"premise": "a", "hypothesis": "b", "label": "entailment"}\n'
+    (terra / "train_fr.jsonl").write_text(row * 5, encoding="utf-8")
+    plan = _plan_json(capsys, "lang=fr", f"data.root={tmp_path}", "--expected-epochs", "2.5",
+                      "--samples-per-second", "1")
+    (run,) = plan["runs"]
+    assert (run["n_train"], run["epochs"], run["sizes"]) == (5, 2.5, "counted")
+    assert plan["totals"]["gpu_hours"] == pytest.approx(5 * 2.5 / 3600)
+    cut = planned_runs(["lang=fr", f"data.root={tmp_path}", "data.max_train_samples=3"])
+    assert cut[0].n_train == 3
+
+
+def test_readable_table(capsys):
+    main(["experiment=baseline", "seed=0..1", "--samples-per-second", "40"])
+    out = capsys.readouterr().out
+    assert out.startswith("10 runs · languages en, ru, fr, de, sv · setups rte · seeds 0..1")
+    assert "baseline    sv    rte     0..1     2         2,613" in out
+    hours = 2 * 10 * sum(RELEASED_TRAIN_SIZES.values()) / 40 / 3600
+    assert f"GPU-hours: {hours:,.2f} at 40 samples/s" in out
+
+
+def test_compact_seeds():
+    assert compact_seeds([3, 0, 1, 2, 5, 7, 8]) == "0..3,5,7..8"
+    assert compact_seeds([4]) == "4"
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["experiment=baseline", "--samples-per-second", "fast"], "'fast' is not a finite positive number"),
+    (["experiment=baseline", "--expected-epochs", "0"], "'0' is not a finite positive number"),
+    (["trainer.no_such_key=1"], "Could not override 'trainer.no_such_key'"),
+    (["seed=3..1"], "bad range 'seed=3..1'"),
+    (["baseline"], "Error parsing override 'baseline'"),
+])
+def test_user_errors_in_process(argv, fragment, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and fragment in err and err.count("\n") == 1
+
+
+def test_unknown_experiment_exits_2():
+    result = subprocess.run([sys.executable, "-m", "stability.plan", "experiment=nope"], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert "unknown experiment 'nope'" in result.stderr and "baseline" in result.stderr

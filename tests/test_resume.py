@@ -1,0 +1,92 @@
+"""Resumable sweeps: finished runs are skipped by config fingerprint, killed ones redone."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from helpers import QUICK, predictions, runs, train_cli
+
+ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
+
+
+def test_skip_rerun_rules(tmp_path):
+    out = tmp_path / "outputs"
+    args = [*ONE_RUN, f"paths.output_dir={out}"]
+    assert train_cli(args, tmp_path).returncode == 0
+    metrics = out / "smoke/en/rte/seed0/metrics.json"
+    stamp = metrics.stat().st_mtime_ns
+
+    skipped = train_cli(args, tmp_path)
+    assert "[skip]" in skipped.stdout and metrics.stat().st_mtime_ns == stamp
+
+    changed = train_cli([*args, "trainer.learning_rate=0.002"], tmp_path)
+    assert "[skip]" not in changed.stdout and metrics.stat().st_mtime_ns != stamp
+    stamp = metrics.stat().st_mtime_ns
+
+    forced = train_cli([*args, "trainer.learning_rate=0.002", "force=true"], tmp_path)
+    assert "[skip]" not in forced.stdout and metrics.stat().st_mtime_ns != stamp
+
+    metrics.unlink()
+    redone = train_cli([*args, "trainer.learning_rate=0.002"], tmp_path)
+    assert "[skip]" not in redone.stdout and metrics.is_file()
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "stability.train", *args], cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _kill_when(process: subprocess.Popen, ready, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def test_killed_sweep_finishes_without_duplicates_and_equal_results(tmp_path):
+    sweep = [*QUICK, "seed=0..2", "trainer.max_epochs=3"]
+    reference = tmp_path / "reference"
+    assert train_cli([*sweep, f"paths.output_dir={reference}"], tmp_path).returncode == 0
+
+    out = tmp_path / "outputs"
+    process = _start([*sweep, f"paths.output_dir={out}"], tmp_path)
+    first_metrics = out / "smoke/en/rte/seed0/metrics.json"
+    _kill_when(process, first_metrics.is_file)
+    assert len(runs(out)) < 3
+
+    rerun = train_cli([*sweep, f"paths.output_dir={out}"], tmp_path)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "[skip]" in rerun.stdout  # seed 0 finished before the kill
+    assert sorted(runs(out)) == sorted(runs(reference)) == [f"smoke/en/rte/seed{s}" for s in range(3)]
+    assert len(list(out.rglob("metrics.json"))) == 3
+    for name in runs(out):
+        assert predictions(out / name) == predictions(reference / name)
+
+
+def test_trainer_resume_continues_from_last_epoch(tmp_path):
+    args = [*ONE_RUN, "trainer.max_epochs=4", "trainer.resume=true"]
+    reference = tmp_path / "reference"
+    assert train_cli([*args, f"paths.output_dir={reference}"], tmp_path).returncode == 0
+
+    out = tmp_path / "outputs"
+    run_dir = out / "smoke/en/rte/seed0"
+    process = _start([*args, f"paths.output_dir={out}"], tmp_path)
+    log = run_dir / "train_log.jsonl"
+    _kill_when(process, lambda: (run_dir / "checkpoint" / "last.pt").is_file() and log.is_file()
+               and log.read_text().count("\n") >= 1)
+    done_before = log.read_text().count("\n")
+    assert not (run_dir / "metrics.json").exists()
+
+    resumed = train_cli([*args, f"paths.output_dir={out}"], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    epochs = [line for line in log.read_text().splitlines()]
+    assert len(epochs) == 4 and done_before >= 1
+    assert f"epoch {done_before}:" not in resumed.stdout  # finished epochs were not redone
+    assert predictions(run_dir) == predictions(reference / "smoke/en/rte/seed0")
+    assert not (run_dir / "checkpoint" / "last.pt").exists()
