@@ -22,7 +22,7 @@ class SyntaxProfile:
     relative_deps: frozenset[str]      # head verb of a relative clause
     dative_deps: frozenset[str]        # indirect objects, "to"/"à" of the dative alternation
     pp_deps: frozenset[str]            # label of an adposition heading a PP
-    dative_adpositions: frozenset[str] = frozenset()  # "à": dative when its phrase is a verb's oblique
+    dative_adpositions: frozenset[str] = frozenset()  # "à": dative when it heads an oblique of a verb
     non_dative_clitics: frozenset[str] = frozenset()  # locative clitics parsed as iobj ("y", "en")
 
 
@@ -49,8 +49,8 @@ _MORPH_POS = frozenset({"ADJ", "ADV", "NOUN", "VERB"})
 def _lexicon(nlp) -> dict[str, frozenset[str]]:
     """Known words per POS from the lemmatizer's tables (empty when the pipeline has none).
 
-    Adjectives also accept any inflected form the lookup table knows, because participles
-    serve as adjectives ("in+connu", "in+attendu") but are no adjective lemmas.
+    Adjectives also accept any lemma of the lookup table: participles serve as adjectives
+    ("in+connu", "in+attendu") and lemmatise to themselves there, but are no adjective lemmas.
     """
     if "lemmatizer" not in nlp.pipe_names:
         return {}

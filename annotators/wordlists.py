@@ -67,27 +67,30 @@ def _match_from(phrase: tuple[str, ...], k: int, seq: tuple[str, ...], j: int) -
 
 @dataclass(frozen=True)
 class WordList:
-    """A compiled list: set look-ups first, phrases only where their first word occurs."""
+    """A compiled list: set look-ups first, phrases tried only where their first word occurs."""
 
     name: str
     words: frozenset[str]
     prefixes: tuple[str, ...]
-    phrases: tuple[tuple[str, ...], ...]
-    phrase_heads: frozenset[str]
+    by_head: dict[str, tuple[tuple[str, ...], ...]]   # phrases by each plain first word
+    unindexed: tuple[tuple[str, ...], ...]            # phrases starting with ^, ... or a prefix
 
     @classmethod
     def parse(cls, name: str, entries: list[str]) -> WordList:
-        words, prefixes, phrases = set(), [], []
+        words, prefixes, by_head, unindexed = set(), [], {}, []
         for entry in entries:
             parts = tuple(normalize(part) for part in entry.split())
-            if len(parts) > 1:
-                phrases.append(parts)
+            if len(parts) > 1 and _indexable(parts[0]):
+                for head in parts[0].split("|"):
+                    by_head.setdefault(head, []).append(parts)
+            elif len(parts) > 1:
+                unindexed.append(parts)
             elif parts[0].endswith("*"):
                 prefixes.append(parts[0][:-1])
             else:
                 words.add(parts[0])
-        heads = frozenset(alt for p in phrases if _indexable(p[0]) for alt in p[0].split("|"))
-        return cls(name, frozenset(words), tuple(prefixes), tuple(phrases), heads)
+        return cls(name, frozenset(words), tuple(prefixes),
+                   {head: tuple(phrases) for head, phrases in by_head.items()}, tuple(unindexed))
 
     def _single_at(self, token: str) -> bool:
         return token in self.words or (bool(self.prefixes) and token.startswith(self.prefixes))
@@ -97,28 +100,27 @@ class WordList:
             return start == 0 and _match_from(phrase, 1, seq, 0)
         return _match_from(phrase, 0, seq, start)
 
-    def _phrases_possible(self, sentence: Sentence) -> bool:
-        return bool(self.phrases) and (
-            bool(self.phrase_heads & sentence.forms) or any(not _indexable(p[0]) for p in self.phrases))
-
     def matches(self, sentence: Sentence) -> bool:
         """Whether any entry occurs in the sentence (fast path: set intersection)."""
         if self.words & sentence.forms:
             return True
         if self.prefixes and any(form.startswith(self.prefixes) for form in sentence.forms):
             return True
-        return self._phrases_possible(sentence) and bool(self.positions(sentence, singles=False))
+        if not self.unindexed and sentence.forms.isdisjoint(self.by_head):
+            return False
+        return bool(self.positions(sentence, singles=False))
 
     def positions(self, sentence: Sentence, singles: bool = True) -> set[int]:
         """Token positions where an entry starts (a position counts once)."""
         hits: set[int] = set()
-        phrases = self._phrases_possible(sentence)
         for seq in sentence.sequences():
             for i, token in enumerate(seq):
                 if singles and self._single_at(token):
                     hits.add(i)
-                elif phrases and any(self._phrase_at(p, seq, i) for p in self.phrases):
+                elif any(self._phrase_at(p, seq, i) for p in self.by_head.get(token, ())):
                     hits.add(i)
+            for phrase in self.unindexed:
+                hits.update(i for i in range(len(seq)) if self._phrase_at(phrase, seq, i))
         return hits
 
     def count(self, sentence: Sentence) -> int:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -108,7 +109,7 @@ def _tiny_tokenizer(texts: list[str], vocab_size: int, cache_dir: Path) -> PreTr
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
             special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".part")
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")  # parallel jobs may race to write it
         backend.save(str(tmp))
         tmp.replace(path)
     return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",

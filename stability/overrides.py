@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -66,16 +67,39 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
 
 
 def _check_group_choices(parsed, conf_dir: Path) -> None:
-    """`lang=xx` or `model=xx` naming no config file: say which ones exist."""
+    """`lang=xx` or `hydra/launcher=xx` naming no config: say which ones exist."""
     group = parsed.key_or_group
-    group_dir = conf_dir / group
-    if parsed.package is not None or not group_dir.is_dir() or parsed.is_delete():
+    if parsed.package is not None or parsed.is_delete():
         return
+    available = _group_options(group, conf_dir)
+    if not available:
+        return  # a plain key such as trainer.max_epochs, not a config group
     values = list(parsed.sweep_string_iterator()) if parsed.is_sweep_override() else [parsed.value()]
-    available = sorted(p.stem for p in group_dir.glob("*.yaml"))
     for value in values:
         if value is None or str(value) == "null":
             continue
         if str(value) not in available:
+            places = [str(conf_dir / group)] if (conf_dir / group).is_dir() else []
+            if group.startswith("hydra/"):
+                places.append("Hydra and its plugins")
             raise UserError(f"unknown {group} '{value}'",
-                            fix=f"use one of: {', '.join(available)} (configs in {group_dir})")
+                            fix=f"use one of: {', '.join(available)} (configs in {', '.join(places)})")
+
+
+def _group_options(group: str, conf_dir: Path) -> list[str]:
+    """The configs a group may name: the project's files, and for hydra/* also Hydra's own
+    (e.g. hydra/job_logging=disabled) and its plugins' (hydra/launcher=joblib, submitit_slurm)."""
+    options = {p.stem for p in (conf_dir / group).glob("*.yaml")}
+    if group.startswith("hydra/"):
+        from hydra.core.config_store import ConfigStore
+        from hydra.core.plugins import Plugins
+
+        Plugins.instance()  # discovering the plugins registers their configs
+        packaged = resources.files("hydra.conf").joinpath(group)
+        if packaged.is_dir():
+            options |= {Path(entry.name).stem for entry in packaged.iterdir() if entry.name.endswith(".yaml")}
+        try:
+            options |= {Path(name).stem for name in ConfigStore.instance().list(group)}
+        except OSError:  # ConfigStore.list raises it for a group nobody registered
+            pass
+    return sorted(options)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -10,6 +11,7 @@ from accelerate import Accelerator
 from omegaconf import DictConfig, OmegaConf
 
 from stability.data.loading import load_run_data
+from stability.devices import cpu_only_distributed
 from stability.encoding import encode, tokenizer_fingerprint
 from stability.metrics import score_diagnostic
 from stability.modeling import build_model, load_tokenizer
@@ -33,7 +35,7 @@ def run_one(cfg: DictConfig, run_dir: Path) -> dict | None:
         print(f"[skip] {run_dir}: finished with the same config (force=true reruns it)")
         return json.loads((run_dir / METRICS_FILE).read_text(encoding="utf-8"))
     started = time.perf_counter()
-    accelerator = Accelerator(mixed_precision=cfg.trainer.mixed_precision)
+    accelerator = Accelerator(mixed_precision=cfg.trainer.mixed_precision, cpu=cpu_only_distributed())
     main = accelerator.is_main_process
     data = load_run_data(cfg)
     cache_dir = Path(cfg.paths.cache_dir).expanduser()
@@ -90,6 +92,7 @@ def run_one(cfg: DictConfig, run_dir: Path) -> dict | None:
                     "total_seconds": time.perf_counter() - started},
         "tokenization_cached": all(hit for _, hit in encoded.values()),
         "num_processes": accelerator.num_processes, "device": str(accelerator.device),
+        "pid": os.getpid(),
         "config_fingerprint": fingerprint, "environment": environment(),
     }
     write_jsonl(run_dir / PREDICTIONS_FILE, predictions)

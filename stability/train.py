@@ -12,6 +12,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from stability.devices import job_device, local_job_count, rank_overrides
 from stability.errors import USER_ERROR_STATUS, UserError, exit_on_user_error
 from stability.overrides import prepare_argv
 from stability.setup_name import setup_name
@@ -20,6 +21,8 @@ CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 if not OmegaConf.has_resolver("setup_name"):
     OmegaConf.register_new_resolver("setup_name", setup_name)
+if not OmegaConf.has_resolver("local_jobs"):
+    OmegaConf.register_new_resolver("local_jobs", local_job_count)
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="train")
@@ -27,8 +30,13 @@ def task(cfg: DictConfig) -> float | None:
     """One Hydra job; user errors end this job with one line and status 2."""
     from stability.run import run_one  # heavy imports only once a job really runs
 
+    hydra_cfg = HydraConfig.get()
+    job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     try:
-        metrics = run_one(cfg, Path(HydraConfig.get().runtime.output_dir))
+        with job_device(job_num) as gpu:
+            if gpu is not None:
+                print(f"[job {job_num}] on GPU {gpu}")
+            metrics = run_one(cfg, Path(hydra_cfg.runtime.output_dir))
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
@@ -37,7 +45,7 @@ def task(cfg: DictConfig) -> float | None:
 
 @exit_on_user_error
 def main() -> None:
-    sys.argv = [sys.argv[0], *prepare_argv(sys.argv[1:], CONF_DIR)]
+    sys.argv = [sys.argv[0], *prepare_argv(sys.argv[1:], CONF_DIR), *rank_overrides()]
     task()
 
 

@@ -47,6 +47,9 @@ class _State:
 def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, batch_size: int,
                                    accelerator: Accelerator, pad_id: int) -> np.ndarray:
     """P(entailment) for every example, in the split's order, gathered from all processes."""
+    # the bare model: a DDP wrapper syncs buffers in every forward, and processes run unequal
+    # numbers of evaluation batches, so going through it would hang
+    model = accelerator.unwrap_model(model)
     model.eval()
     batches = eval_batches(split.lengths, batch_size)
     mine = batches[accelerator.process_index::accelerator.num_processes]

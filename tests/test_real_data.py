@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 from hydra import compose, initialize_config_dir
 
+from helpers import runs, train_cli
 from stability.data.loading import load_run_data
 from stability.train import CONF_DIR
 
@@ -34,3 +35,14 @@ def test_translations_align_with_french(shared_data, lang):
     assert [(e.idx, e.label, e.categories) for e in other] == \
         [(e.idx, e.label, e.categories) for e in french]
     assert other[0].premise != french[0].premise
+
+
+def test_tiny_run_on_french_scores_all_categories(shared_data, tmp_path):
+    out = tmp_path / "outputs"
+    result = train_cli(["lang=fr", "model=tiny", f"data.root={shared_data}", "data.max_train_samples=64",
+                        "trainer.max_epochs=1", "seed=0", f"paths.output_dir={out}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    metrics = runs(out)["default/fr/rte/seed0"]
+    expected = Counter(c for e in _run_data("fr", shared_data).diagnostic for c in e.categories)
+    assert metrics["category_n"] == dict(expected) and len(metrics["category_mcc"]) == 33
+    assert metrics["n_items"] == 1104 and metrics["n_train"] == 64

@@ -88,12 +88,14 @@ def _summary(report: Report) -> str:
 def _stability(report: Report) -> str:
     rows = []
     for (lang, setup), group in report.category_stats.groupby(["lang", "setup"], sort=True):
-        ranked = group.dropna(subset=["mcc_std"]).sort_values(["mcc_std", "category"])
+        # a category without items has σ = 0 by construction, which says nothing about stability
+        scored = group[group["n_items"].fillna(1) > 0]
+        ranked = scored.dropna(subset=["mcc_std"]).sort_values(["mcc_std", "category"])
         listing = [", ".join(f"{r.category} ({_num(r.mcc_std)})" for r in part.itertuples())
                    for part in (ranked.head(_LISTED), ranked.tail(_LISTED)[::-1])]
         rows.append([lang, setup, *listing] if len(ranked) else [lang, setup, "–", "–"])
     return ("## Stability per category\n\nCategories with the smallest and largest σ of MCC across "
-            "seeds (σ in parentheses).\n\n"
+            "seeds (σ in parentheses); categories without diagnostic items are left out.\n\n"
             + _table(["lang", "setup", "most stable", "least stable"], rows) + "\n"
             + _figures(report.seed_figures + report.language_figures))
 
