@@ -90,7 +90,17 @@ class SpacyAnnotator:
         return is_word
 
     def annotate_texts(self, texts: list[str], batch_size: int, n_process: int) -> list[frozenset[str]]:
-        docs = self.nlp.pipe(texts, batch_size=batch_size, n_process=n_process)
+        """Names are capitalised in English and French, so the entity recogniser (as costly as
+        the parser) runs afterwards, only on sentences with a proper noun or a capitalised
+        word after the first; it reads the tok2vec output the first pass stored on each doc."""
+        has_ner = "ner" in self.nlp.pipe_names
+        with self.nlp.select_pipes(disable=["ner"] if has_ner else []):
+            docs = list(self.nlp.pipe(texts, batch_size=batch_size, n_process=n_process))
+        if has_ner:
+            candidates = [doc for doc in docs if any(
+                token.pos_ == "PROPN" or (token.i > 0 and token.is_title) for token in doc)]
+            for _ in self.nlp.get_pipe("ner").pipe(candidates, batch_size=batch_size):
+                pass
         return [frozenset(self._features(doc)) for doc in docs]
 
     def _is_dative(self, token) -> bool:

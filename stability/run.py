@@ -49,13 +49,11 @@ def run_one(cfg: DictConfig, run_dir: Path) -> dict | None:
     tokenize_seconds = time.perf_counter() - started
     model = build_model(cfg.model, tokenizer, int(cfg.seed_init))
     checkpoint = run_dir / CHECKPOINT if cfg.trainer.resume else None
-    resuming = checkpoint is not None and checkpoint.is_file()
     tracker = make_tracker(cfg, run_dir) if main else None
     if main:
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))
-        if not resuming:
-            atomic_write_text(run_dir / TRAIN_LOG_FILE, "")
+        atomic_write_text(run_dir / TRAIN_LOG_FILE, "")
 
     def on_epoch(entry: dict) -> None:
         if main:
@@ -64,9 +62,13 @@ def run_one(cfg: DictConfig, run_dir: Path) -> dict | None:
             print(f"[{cfg.lang.code} {cfg.setup} seed {cfg.seed}] epoch {entry['epoch']}: "
                   f"loss {entry['loss']:.4f}, val acc {entry['val_accuracy']:.4f}")
 
+    def on_resume(finished: list[dict]) -> None:
+        if main:
+            write_jsonl(run_dir / TRAIN_LOG_FILE, finished)
+
     pad_id = int(tokenizer.pad_token_id)
     result = train(model, encoded["train"][0], encoded["validation"][0], cfg, accelerator, pad_id,
-                   checkpoint, on_epoch)
+                   checkpoint, on_epoch, on_resume)
     eval_started = time.perf_counter()
     diag_split = encoded["diagnostic"][0]
     prob = predict_entailment_probability(model, diag_split, int(cfg.trainer.eval_batch_size),

@@ -79,9 +79,11 @@ def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:
 
 def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedSplit,
           cfg: DictConfig, accelerator: Accelerator, pad_id: int, checkpoint: Path | None,
-          on_epoch: Callable[[dict], None]) -> TrainResult:
+          on_epoch: Callable[[dict], None],
+          on_resume: Callable[[list[dict]], None]) -> TrainResult:
     """Train up to max_epochs, stop after `patience` epochs without a better validation accuracy,
-    and leave the model holding the best epoch's weights."""
+    and leave the model holding the best epoch's weights. `on_resume` receives the epochs a
+    checkpoint already holds, which may be fewer than a killed run had logged."""
     trainer = cfg.trainer
     world = accelerator.num_processes
     if trainer.batch_size % world:
@@ -94,6 +96,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
     start_epoch = 1
     if checkpoint is not None and checkpoint.is_file():
         state, start_epoch = _load_checkpoint(checkpoint, model, optimizer, accelerator)
+        on_resume(state.result.log)
     train_lengths = train_split.lengths
     started = time.perf_counter() - state.result.seconds
     for epoch in range(start_epoch, int(trainer.max_epochs) + 1):

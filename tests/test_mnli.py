@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import pytest
+from hydra import compose, initialize_config_dir
 
+from annotators import annotate
 from helpers import QUICK, runs, train_cli
 from stability.data.formats import read_examples
-from stability.data.mnli import nested_sample, parse_n_samples
+from stability.data.mnli import mnli_addition, nested_sample, parse_n_samples
 from stability.data.sources import BUILTIN_DIR
 from stability.errors import UserError
 from stability.setup_name import setup_name
+from stability.train import CONF_DIR
 
 POOL = read_examples(BUILTIN_DIR / "mnli" / "train.jsonl", "en", source="mnli")
 
@@ -57,3 +60,19 @@ def test_a_run_with_mnli_records_its_setup(tmp_path):
     metrics = runs(out)["smoke/en/rte+mnli40/seed0"]
     assert metrics["setup"] == "rte+mnli40" and metrics["n_added"] == 40
     assert metrics["n_train"] == 32 + 40
+
+
+def test_a_feature_presence_run_trains_on_its_controlled_subset(tmp_path):
+    """The annotator picks 40 MNLI pairs of which exactly half contain a negation."""
+    out = tmp_path / "outputs"
+    result = train_cli([*QUICK, "seed=0", "hydra.mode=RUN", "data.mnli.n_samples=40",
+                        "data.mnli.feature=Negation", "data.mnli.presence=50",
+                        f"paths.output_dir={out}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    metrics = runs(out)["smoke/en/rte+mnli40+Negation50/seed0"]
+    assert metrics["n_added"] == 40
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("train", overrides=["experiment=smoke", "data.mnli.n_samples=40",
+                                          "data.mnli.feature=Negation", "data.mnli.presence=50"])
+    added = mnli_addition(cfg)
+    assert sum(bool(f.has("Negation")) for f in annotate(added, "en")) == 20

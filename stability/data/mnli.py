@@ -76,4 +76,5 @@ def mnli_addition(cfg: DictConfig) -> list[Example]:
                         fix="set data.mnli.n_samples=<int> and data.mnli.presence=<percent>")
     from annotators.subsets import controlled_subset  # optional part: only feature runs need it
 
-    return controlled_subset(pool, "en", mnli.feature, float(mnli.presence), n, mnli.seed)
+    return controlled_subset(pool, "en", mnli.feature, float(mnli.presence), n, mnli.seed,
+                             settings=cfg.annotator)
