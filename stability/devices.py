@@ -10,8 +10,8 @@ Three ways to run many jobs (conf/hydra/launcher/):
   for a single process is the index-less `cuda`, i.e. the current device, so it follows.
   Without GPUs nothing changes; loky gives each worker cores / n_jobs threads.
 - `hydra/launcher=slurm` (submitit): SLURM gives each job its own GPU; nothing to do here.
-- `accelerate launch`: one run over several processes; accelerate places each process, and
-  only rank 0 writes, Hydra's own files included.
+- `accelerate launch`: one run over several processes; accelerate places each process, only
+  rank 0 writes (Hydra's own files included), and all processes leave together.
 """
 from __future__ import annotations
 
@@ -67,6 +67,21 @@ def cpu_only_distributed(env: Mapping[str, str] = os.environ) -> bool:
     import torch
 
     return not torch.cuda.is_available()
+
+
+def leave_process_group() -> None:
+    """End a multi-process run together: wait for every process, then close the group.
+
+    A process that exits while the others still hold gloo/NCCL connections to it can be
+    aborted at interpreter exit, and the launcher then fails the whole run.
+    """
+    if launch_world_size() < 2:
+        return
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def jobs_for(n_gpus: int, n_cpus: int) -> int:

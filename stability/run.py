@@ -10,6 +10,7 @@ from pathlib import Path
 from accelerate import Accelerator
 from omegaconf import DictConfig, OmegaConf
 
+from stability.config_checks import check_run_config
 from stability.data.loading import load_run_data
 from stability.devices import cpu_only_distributed
 from stability.encoding import encode, tokenizer_fingerprint
@@ -30,6 +31,7 @@ def run_one(cfg: DictConfig, run_dir: Path) -> dict | None:
 
     Under several processes only the main one writes; the others return None.
     """
+    check_run_config(cfg)
     fingerprint = config_fingerprint(cfg)
     if not cfg.force and finished_with(run_dir, fingerprint):
         print(f"[skip] {run_dir}: finished with the same config (force=true reruns it)")

@@ -12,7 +12,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from stability.devices import job_device, local_job_count, rank_overrides
+from stability.devices import job_device, leave_process_group, local_job_count, rank_overrides
 from stability.errors import USER_ERROR_STATUS, UserError, exit_on_user_error
 from stability.overrides import prepare_argv
 from stability.setup_name import setup_name
@@ -47,6 +47,7 @@ def task(cfg: DictConfig) -> float | None:
 def main() -> None:
     sys.argv = [sys.argv[0], *prepare_argv(sys.argv[1:], CONF_DIR), *rank_overrides()]
     task()
+    leave_process_group()
 
 
 if __name__ == "__main__":

@@ -90,3 +90,16 @@ def test_finished_results_survive_a_failing_rerun(tmp_path):
     (run / "metrics.json").write_text(json.dumps({"overall_mcc": 0.5}), encoding="utf-8")
     _assert_one_line(_train(["lang=fr", "seed=3..1"], tmp_path), "bad range")
     assert json.loads((run / "metrics.json").read_text())["overall_mcc"] == 0.5
+
+
+@pytest.mark.parametrize("override, message", [
+    ("trainer.batch_size=abc", "trainer.batch_size='abc' is not an integer"),
+    ("trainer.learning_rate=fast", "trainer.learning_rate='fast' is not a number"),
+    ("trainer.max_epochs=0", "trainer.max_epochs must be at least 1"),
+    ("model.dropout=1.5", "model.dropout must lie in [0, 1)"),
+    ("trainer.mixed_precision=fp8", "trainer.mixed_precision='fp8' is not known"),
+])
+def test_bad_override_values(tmp_path, override, message):
+    result = _train(["experiment=smoke", "hydra.mode=RUN", override, f"paths.output_dir={tmp_path}"],
+                    tmp_path)
+    _assert_one_line(result, message)

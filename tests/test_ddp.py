@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers import predictions, runs, train_cli
 from stability.devices import NON_MAIN_RANK_OVERRIDES, cpu_only_distributed, launch_rank, rank_overrides
@@ -32,8 +33,6 @@ def test_only_rank_zero_lets_hydra_write():
 def test_cpu_only_distributed():
     assert not cpu_only_distributed({})
     assert not cpu_only_distributed({"WORLD_SIZE": "1"})
-    import torch
-
     assert cpu_only_distributed({"WORLD_SIZE": "2"}) == (not torch.cuda.is_available())
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
 from submitit.slurm.slurm import SlurmExecutor
 
 from helpers import QUICK, runs
@@ -93,7 +93,7 @@ class _Submitted(Exception):
 
 def test_slurm_preset_writes_a_valid_job_array(tmp_path, monkeypatch):
     """Hydra's submitit launcher up to the sbatch call, with fake SLURM tools."""
-    def capture(self, script: Path) -> list[str]:
+    def capture(self, script: Path) -> NoReturn:
         raise _Submitted(Path(script).read_text())
 
     monkeypatch.setattr(SlurmExecutor, "affinity", classmethod(lambda cls: 2))  # "srun is on PATH"
