@@ -110,7 +110,8 @@ def bootstrap_ci(predictions: pd.DataFrame, n_boot: int, confidence: float,
         low, high = percentile_interval(bootstrap_samples(rng, n_boot, runs), confidence)
         frames.append(pd.DataFrame({
             "lang": lang, "setup": setup, "category": CI_CATEGORIES, "estimate": point_estimate(runs),
-            "ci_low": low, "ci_high": high, "n_seeds": len(runs.preds), "n_items": len(runs.idx),
+            "ci_low": low, "ci_high": high, "n_seeds": len(runs.preds),
+            "n_items": runs.membership.sum(axis=0).astype(int),
         }))
     return pd.concat(frames, ignore_index=True)[CI_COLUMNS]
 
@@ -140,7 +141,7 @@ def bootstrap_deltas(predictions: pd.DataFrame, setup_a: str, setup_b: str, n_bo
         frames.append(pd.DataFrame({
             "lang": lang, "category": CI_CATEGORIES, "delta_mcc": point_estimate(b) - point_estimate(a),
             "ci_low": low, "ci_high": high, "p_delta_le_0": (deltas <= 0).mean(axis=0),
-            "n_items": len(shared),
+            "n_items": a.membership.sum(axis=0).astype(int),
         }))
     return pd.concat(frames, ignore_index=True)[DELTA_CI_COLUMNS] if frames \
         else pd.DataFrame(columns=DELTA_CI_COLUMNS)
