@@ -13,7 +13,7 @@ from stability.train import CONF_DIR
     ("seed=2..2", "seed=2"),
     ("seed=0..1,7", "seed=0,1,7"),
     ("seed=-1..1", "seed=-1,0,1"),
-    ("data.root=../shared/data", "data.root=../shared/data"),
+    ("data.root=../corpora/data", "data.root=../corpora/data"),
     ("data.root=/a/../b", "data.root=/a/../b"),
     ("lang=fr,de", "lang=fr,de"),
 ])
