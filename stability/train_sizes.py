@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 
 from stability.data.formats import read_examples
 from stability.data.loading import language_source
-from stability.data.mnli import ALL, mnli_source, parse_n_samples
+from stability.data.mnli import ALL, check_pool_size, mnli_source, parse_n_samples
 from stability.data.sources import FileSource
 from stability.errors import UserError
 
@@ -62,7 +62,5 @@ def train_size(cfg: DictConfig) -> TrainSize:
     if n == 0:
         return TrainSize(own, 0, origin)
     pool, pool_origin = _size(mnli_source(cfg), "en", MNLI_TRAIN_SIZE)
-    if n != ALL and n > pool:
-        raise UserError(f"asked for {n} MNLI pairs but the pool has {pool}",
-                        fix=f"use data.mnli.n_samples<={pool} or 'all'")
+    check_pool_size(n, pool)
     return TrainSize(own, pool if n == ALL else n, origin if origin == pool_origin else RELEASED)

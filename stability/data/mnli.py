@@ -48,13 +48,18 @@ def parse_n_samples(value: object) -> int | str:
     return number
 
 
+def check_pool_size(n: int | str, pool_size: int) -> None:
+    """A count larger than the MNLI pool is a user error, wherever it is noticed first."""
+    if n != ALL and n > pool_size:
+        raise UserError(f"asked for {n} MNLI pairs but the pool has {pool_size}",
+                        fix=f"use data.mnli.n_samples<={pool_size} or 'all'")
+
+
 def nested_sample(pool: list[Example], n: int | str, seed: int) -> list[Example]:
     """The first n of a seeded permutation: samples of growing n are nested."""
     if n == ALL:
         return list(pool)
-    if n > len(pool):
-        raise UserError(f"asked for {n} MNLI pairs but the pool has {len(pool)}",
-                        fix=f"use data.mnli.n_samples<={len(pool)} or 'all'")
+    check_pool_size(n, len(pool))
     order = list(range(len(pool)))
     random.Random(seed).shuffle(order)
     return [pool[i] for i in order[:n]]
