@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -15,6 +14,7 @@ from typing import Sequence
 import numpy as np
 from transformers import PreTrainedTokenizerBase
 
+from stability.atomic import atomic_path
 from stability.records import Example
 
 
@@ -72,13 +72,11 @@ def encode(examples: Sequence[Example], tokenizer: PreTrainedTokenizerBase, max_
 
 
 def _save(split: EncodedSplit, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     offsets = np.concatenate([[0], np.cumsum(split.lengths)])
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.part.npz")  # parallel jobs may race to write it
-    np.savez(tmp, ids=np.concatenate(split.input_ids) if len(split) else np.zeros(0, np.int32),
-             types=np.concatenate(split.token_type_ids) if len(split) else np.zeros(0, np.int8),
-             offsets=offsets, labels=split.labels)
-    tmp.replace(path)
+    with atomic_path(path, suffix=".npz") as tmp:
+        np.savez(tmp, ids=np.concatenate(split.input_ids) if len(split) else np.zeros(0, np.int32),
+                 types=np.concatenate(split.token_type_ids) if len(split) else np.zeros(0, np.int8),
+                 offsets=offsets, labels=split.labels)
 
 
 def _load(path: Path) -> EncodedSplit:

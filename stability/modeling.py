@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -14,6 +13,7 @@ from transformers import (AutoConfig, AutoModelForSequenceClassification, AutoTo
                           BertConfig, BertForSequenceClassification, PreTrainedModel,
                           PreTrainedTokenizerFast)
 
+from stability.atomic import atomic_path
 from stability.errors import UserError
 from stability.records import LABEL_NAMES
 
@@ -108,9 +108,7 @@ def _tiny_tokenizer(texts: list[str], vocab_size: int, cache_dir: Path) -> PreTr
         backend.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
             special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")  # parallel jobs may race to write it
-        backend.save(str(tmp))
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            backend.save(str(tmp))
     return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")

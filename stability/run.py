@@ -17,9 +17,9 @@ from stability.encoding import encode, tokenizer_fingerprint
 from stability.metrics import score_diagnostic
 from stability.modeling import build_model, load_tokenizer
 from stability.provenance import environment
+from stability.atomic import atomic_write_text
 from stability.rundir import (CONFIG_FILE, METRICS_FILE, PREDICTIONS_FILE, TRAIN_LOG_FILE,
-                              append_jsonl, atomic_write_text, config_fingerprint, finished_with,
-                              write_jsonl)
+                              append_jsonl, config_fingerprint, finished_with, write_jsonl)
 from stability.tracking import make_tracker
 from stability.training import labels_from_probability, predict_entailment_probability, train
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
 from omegaconf import DictConfig, OmegaConf
+
+from stability.atomic import atomic_write_text
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -19,17 +19,6 @@ TRAIN_LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "config.yaml"
 # Keys that do not change what a run computes, left out of its fingerprint.
 _NON_SEMANTIC_KEYS = ("force", "paths", "logger")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so readers never see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False,
-                                     suffix=".part") as tmp:
-        tmp.write(text)
-        tmp.flush()
-        os.fsync(tmp.fileno())
-    Path(tmp.name).replace(path)
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:

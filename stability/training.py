@@ -18,6 +18,7 @@ from accelerate.utils import gather_object
 from omegaconf import DictConfig
 from transformers import PreTrainedModel
 
+from stability.atomic import atomic_path
 from stability.batching import collate, epoch_batches, eval_batches
 from stability.encoding import EncodedSplit
 from stability.errors import UserError
@@ -145,12 +146,10 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
 def _save_checkpoint(path: Path, state: _State, model, optimizer, accelerator: Accelerator,
                      epoch: int) -> None:
     """Atomically store the state after `epoch`, so a killed run resumes from the next one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".part")
-    torch.save({"epoch": epoch, "model": accelerator.unwrap_model(model).state_dict(),
-                "optimizer": optimizer.state_dict(), "best_weights": state.best_weights,
-                "result": state.result, "stale": state.epochs_without_improvement}, tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        torch.save({"epoch": epoch, "model": accelerator.unwrap_model(model).state_dict(),
+                    "optimizer": optimizer.state_dict(), "best_weights": state.best_weights,
+                    "result": state.result, "stale": state.epochs_without_improvement}, tmp)
 
 
 def _load_checkpoint(path: Path, model, optimizer, accelerator: Accelerator) -> tuple[_State, int]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from stability.atomic import atomic_path
 from stability.errors import UserError
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
@@ -87,11 +88,8 @@ def _open(url: str, hint: str):
 
 def _fetch_file(url: str, target: Path, hint: str) -> None:
     """Download to a temporary file first so a broken transfer never looks like a cached file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _open(url, hint) as response, tempfile.NamedTemporaryFile(
-            dir=target.parent, delete=False, suffix=".part") as tmp:
-        shutil.copyfileobj(response, tmp)
-    Path(tmp.name).replace(target)
+    with _open(url, hint) as response, atomic_path(target) as tmp, tmp.open("wb") as handle:
+        shutil.copyfileobj(response, handle)
 
 
 def _fetch_archive(url: str, cache_dir: Path, hint: str) -> None:

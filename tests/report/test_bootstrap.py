@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import item_categories, mcc, noisy_predictions, write_run
+from conftest import item_categories, mcc, noisy_predictions
 from stability.report.bootstrap import (
     CI_CATEGORIES, bootstrap_ci, bootstrap_deltas, confusion_counts, draw_counts, item_matrix, mcc_from_counts,
     point_estimate, resampled_mcc,
