@@ -1,7 +1,7 @@
 """Russian rules (pymorphy3 + word lists on lemmas)."""
 import pytest
 
-from annotators import annotate_sentences
+from feature_cases import assert_detects
 from annotators.tokenize import tokenize
 
 CASES = [
@@ -31,9 +31,7 @@ CASES = [
 
 @pytest.mark.parametrize("feature, positive, negative", CASES)
 def test_feature(feature, positive, negative):
-    found_pos, found_neg = annotate_sentences([positive, negative], "ru", use_cache=False)
-    assert feature in found_pos, f"{feature} missed in {positive!r}: {sorted(found_pos)}"
-    assert feature not in found_neg, f"{feature} wrongly found in {negative!r}: {sorted(found_neg)}"
+    assert_detects("ru", feature, positive, negative)
 
 
 def test_tokenizer_handles_russian_punctuation():
