@@ -9,7 +9,7 @@ from annotators.cache import AnnotationCache
 from annotators.features import FeatureSet
 from annotators.languages import fingerprint, get_annotator
 from annotators.settings import Settings, load_settings
-from stability.records import Example
+from stability.core.records import Example
 
 Pair = Example | Sequence[str]
 SettingsLike = Mapping[str, Any] | Settings | None

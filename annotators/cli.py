@@ -13,8 +13,8 @@ from annotators.evaluate import agreement
 from annotators.languages import LANGUAGES, check_lang
 from annotators.stats import feature_share
 from annotators.tables import to_markdown, to_text
+from stability.core.errors import UserError, exit_on_user_error
 from stability.data.formats import read_examples
-from stability.errors import UserError, exit_on_user_error
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ from typing import Sequence
 import pandas as pd
 
 from annotators.features import FEATURES, FeatureSet
-from stability.records import Example
+from stability.core.records import Example
 
 COLUMNS = ["feature", "n_gold", "recall", "precision", "f1", "flag_rate_untagged"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from stability.errors import UserError
-from stability.taxonomy import FINE_CATEGORIES
+from stability.core.errors import UserError
+from stability.core.taxonomy import FINE_CATEGORIES
 
 FEATURES: tuple[str, ...] = (
     "Negation", "Double negation", "Morphological negation", "Quantifiers", "Factivity",

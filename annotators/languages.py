@@ -9,9 +9,9 @@ from typing import Protocol
 from annotators import wordlists
 from annotators.settings import Settings
 from annotators.spacy_rules import PROFILES, SpacyAnnotator
-from stability.errors import UserError
+from stability.core.languages import language, language_codes
 
-LANGUAGES: tuple[str, ...] = ("en", "ru", "fr", "de", "sv")
+LANGUAGES: tuple[str, ...] = language_codes()
 
 
 class Annotator(Protocol):
@@ -24,9 +24,8 @@ class Annotator(Protocol):
 
 
 def check_lang(lang: str) -> str:
-    if lang not in LANGUAGES:
-        raise UserError(f"unsupported language '{lang}'", fix=f"use one of: {', '.join(LANGUAGES)}")
-    return lang
+    """`lang` if it is a configured language, else the user error naming the configured ones."""
+    return language(lang).code
 
 
 def get_annotator(lang: str, settings: Settings) -> Annotator:

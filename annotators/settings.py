@@ -1,5 +1,6 @@
-"""Annotator settings: packaged defaults (`defaults.yaml`) updated by a mapping such as the
-Hydra `annotator` config group, so the CLI and training runs share one set of keys."""
+"""Annotator settings: the `annotator` config group of the training configs
+(`stability/conf/annotator/default.yaml`) updated by a mapping, so the CLI and training runs
+read one file with one set of keys."""
 from __future__ import annotations
 
 import os
@@ -9,9 +10,10 @@ from typing import Any, Mapping
 
 import yaml
 
-from stability.errors import UserError
+from stability.core.config import CONF_DIR
+from stability.core.errors import UserError
 
-DEFAULTS_PATH = Path(__file__).with_name("defaults.yaml")
+DEFAULTS_PATH = CONF_DIR / "annotator" / "default.yaml"
 CACHE_ENV = "NLI_STABILITY_CACHE"
 
 

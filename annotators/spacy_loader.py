@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import re
 
-from stability.errors import UserError
+from stability.core.errors import UserError
 
 # Components the spaCy rules read (POS, morphology, lemmas, dependencies, entities) and
 # what they listen to; anything else a pipeline runs (textcat, entity_linker, ...) is disabled.

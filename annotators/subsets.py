@@ -13,8 +13,8 @@ from typing import Any, Mapping, Sequence
 
 from annotators.api import annotate, supported_features
 from annotators.features import check_feature
-from stability.errors import UserError
-from stability.records import Example
+from stability.core.errors import UserError
+from stability.core.records import Example
 
 _MIN_CHUNK = 1000
 

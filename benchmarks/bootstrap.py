@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 from sklearn.metrics import matthews_corrcoef
 
-from stability.report.bootstrap import ItemMatrix, draw_counts, resampled_mcc
-from stability.taxonomy import FINE_CATEGORIES
+from stability.core.taxonomy import FINE_CATEGORIES
+from stability.report.bootstrap import ItemMatrix, draw_counts, resampled_scores
 
 
 def synthetic_runs(rng: np.random.Generator, n_items: int, n_seeds: int) -> ItemMatrix:
@@ -60,7 +60,7 @@ def main() -> None:
         start = time.perf_counter()
         item_counts = draw_counts(rng, args.samples, args.items)
         seed_counts = draw_counts(rng, args.samples, args.seeds)
-        vectorised = resampled_mcc(item_counts, seed_counts, runs)
+        vectorised = resampled_scores(item_counts, seed_counts, runs)
         timings.append(time.perf_counter() - start)
     fast = min(timings)
 

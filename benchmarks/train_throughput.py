@@ -3,7 +3,7 @@
     python benchmarks/train_throughput.py --model <HF folder or id | tiny> --data-root DIR --lang fr
 
 Both arms train the same initial model on the same examples with the same batch size; arm (a)
-uses dynamic padding and length-grouped batches from stability.batching, arm (b) pads every
+uses dynamic padding and length-grouped batches from stability.finetune.batching, arm (b) pads every
 batch to 256 tokens, the way a fixed-shape pipeline would. Prints samples/s and the ratio.
 """
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 import torch
 from hydra import compose, initialize_config_dir
 
-from stability.batching import collate, epoch_batches
+from stability.core.config import CONF_DIR
 from stability.data.loading import load_run_data
-from stability.encoding import EncodedSplit, encode
-from stability.modeling import build_model, load_tokenizer
-from stability.train import CONF_DIR
+from stability.finetune.batching import collate, epoch_batches
+from stability.finetune.encoding import EncodedSplit, encode
+from stability.finetune.modeling import build_model, load_tokenizer
 
 STATIC_LENGTH = 256
 _WARMUP_BATCHES = 3

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -12,35 +13,33 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from stability.devices import job_device, leave_process_group, local_job_count, rank_overrides
-from stability.errors import USER_ERROR_STATUS, UserError, exit_on_user_error
-from stability.overrides import prepare_argv
-from stability.setup_name import setup_name
+from stability.core.config import CONF_DIR, CONFIG_NAME
+from stability.core.errors import USER_ERROR_STATUS, UserError, exit_on_user_error
+from stability.finetune.distributed import leave_process_group, rank_overrides
+from stability.sweep.devices import job_device
+from stability.sweep.overrides import prepare_argv
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-
-if not OmegaConf.has_resolver("setup_name"):
-    OmegaConf.register_new_resolver("setup_name", setup_name)
-if not OmegaConf.has_resolver("local_jobs"):
-    OmegaConf.register_new_resolver("local_jobs", local_job_count)
+log = logging.getLogger(__name__)
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="train")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=CONFIG_NAME)
 def task(cfg: DictConfig) -> float | None:
     """One Hydra job; user errors end this job with one line and status 2."""
-    from stability.run import run_one  # heavy imports only once a job really runs
+    from stability.finetune.run import (
+        run_one,  # heavy imports only once a job really runs
+    )
 
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     try:
         with job_device(job_num) as gpu:
             if gpu is not None:
-                print(f"[job {job_num}] on GPU {gpu}")
-            metrics = run_one(cfg, Path(hydra_cfg.runtime.output_dir))
+                log.info("[job %s] on GPU %s", job_num, gpu)
+            record = run_one(cfg, Path(hydra_cfg.runtime.output_dir))
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
-    return None if metrics is None else metrics["overall_mcc"]
+    return None if record is None else record.overall_mcc
 
 
 @exit_on_user_error

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from stability.core.records import ENTAILMENT, NOT_ENTAILMENT
+from stability.core.taxonomy import COARSE_FIELDS, TAXONOMY
 from stability.data.formats import read_examples
-from stability.records import ENTAILMENT, NOT_ENTAILMENT
-from stability.taxonomy import COARSE_FIELDS, TAXONOMY
 
 BUILTIN = Path(__file__).resolve().parents[1] / "stability" / "data" / "builtin"
 LANGS = ("en", "ru", "fr", "de", "sv")

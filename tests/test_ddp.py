@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from helpers import predictions, runs, train_cli
-from stability.devices import NON_MAIN_RANK_OVERRIDES, cpu_only_distributed, launch_rank, rank_overrides
+
+from stability.finetune.distributed import (
+    NON_MAIN_RANK_OVERRIDES,
+    cpu_only_distributed,
+    launch_rank,
+    rank_overrides,
+)
 
 # No dropout: DDP with two processes x 2 examples must then train exactly like one process x 4.
 RUN = ["model=tiny", "model.dropout=0", "data.source=builtin", "data.max_train_samples=32",

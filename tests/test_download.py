@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
+from stability.core.config import CONF_DIR
+from stability.core.errors import UserError
 from stability.data.loading import load_run_data
-from stability.errors import UserError
-from stability.train import CONF_DIR
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
 

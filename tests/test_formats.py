@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from stability.core.errors import UserError
 from stability.data.formats import read_examples
-from stability.errors import UserError
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
 

@@ -8,16 +8,20 @@ from typing import NoReturn
 
 import pytest
 import torch
+from helpers import QUICK, runs
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from submitit.slurm.slurm import SlurmExecutor
 
-from helpers import QUICK, runs
-from stability.devices import (claim_first_free, device_preference, gpu_names, job_device, jobs_for,
-                               local_job_count)
-from stability.errors import UserError
-from stability.overrides import prepare_argv
-from stability.train import CONF_DIR
+from stability.core.config import CONF_DIR, jobs_for, local_job_count
+from stability.core.errors import UserError
+from stability.sweep.devices import (
+    claim_first_free,
+    device_preference,
+    gpu_names,
+    job_device,
+)
+from stability.sweep.overrides import prepare_argv
 
 
 @pytest.mark.parametrize("job_num, n_devices, expected", [

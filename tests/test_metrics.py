@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from stability.metrics import accuracy, mcc, score_diagnostic
-from stability.taxonomy import FINE_CATEGORIES
+from stability.core.metrics import accuracy, mcc, score_diagnostic
+from stability.core.taxonomy import FINE_CATEGORIES
 
 
 def test_mcc_by_hand():

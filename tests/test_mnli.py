@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import pytest
+from helpers import QUICK, runs, train_cli
 from hydra import compose, initialize_config_dir
 
 from annotators import annotate
-from helpers import QUICK, runs, train_cli
+from stability.core.config import CONF_DIR
+from stability.core.errors import UserError
+from stability.core.setups import setup_name
 from stability.data.formats import read_examples
 from stability.data.mnli import mnli_addition, nested_sample, parse_n_samples
 from stability.data.sources import BUILTIN_DIR
-from stability.errors import UserError
-from stability.setup_name import setup_name
-from stability.train import CONF_DIR
 
 POOL = read_examples(BUILTIN_DIR / "mnli" / "train.jsonl", "en", source="mnli")
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from stability.errors import UserError
-from stability.overrides import expand_ranges, prepare_argv
-from stability.train import CONF_DIR
+from stability.core.config import CONF_DIR
+from stability.core.errors import UserError
+from stability.sweep.overrides import expand_ranges, prepare_argv
 
 
 @pytest.mark.parametrize("given, expected", [

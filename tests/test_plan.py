@@ -8,16 +8,26 @@ from pathlib import Path
 
 import pytest
 
-from stability.plan import compact_seeds, gpu_hours, main, planned_runs
-from stability.train_sizes import MNLI_TRAIN_SIZE, RELEASED_TRAIN_SIZES
+from stability.core.config import compose_config
+from stability.core.languages import language, language_codes
+from stability.plan import main
+from stability.sweep.plan import compact_seeds, gpu_hours, planned_runs
 
 REPO = Path(__file__).resolve().parent.parent
+# the released sizes the configs state: train pairs per language, and MNLI pairs with a gold label
+RELEASED_TRAIN_SIZES = {code: language(code).released_train_size for code in language_codes()}
+MNLI_TRAIN_SIZE = compose_config([]).data.mnli.released_train_size
 MNLI_SIZES = ["1000", "5000", "10000", "50000", "100000", "200000", "250000", "_all"]
 
 
 def _plan_json(capsys, *argv: str) -> dict:
     main([*argv, "--json"])
     return json.loads(capsys.readouterr().out)
+
+
+def test_released_sizes_are_the_releases():
+    assert RELEASED_TRAIN_SIZES == {"en": 2490, "ru": 2616, "fr": 2616, "de": 2616, "sv": 2613}
+    assert MNLI_TRAIN_SIZE == 392_702
 
 
 def test_baseline_is_five_languages_by_six_seeds():

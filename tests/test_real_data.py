@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from helpers import runs, train_cli
 from hydra import compose, initialize_config_dir
 
-from helpers import runs, train_cli
+from stability.core.config import CONF_DIR
 from stability.data.loading import load_run_data
-from stability.train import CONF_DIR
 
 
 def _run_data(lang: str, root):

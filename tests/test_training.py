@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 import yaml
-
 from helpers import QUICK, predictions, runs, train_cli
-from stability.taxonomy import FINE_CATEGORIES
+
+from stability.core.taxonomy import FINE_CATEGORIES
 
 RUN_FILES = {"config.yaml", "metrics.json", "predictions.jsonl", "train_log.jsonl"}
 

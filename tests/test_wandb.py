@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from stability.errors import UserError
+from stability.core.errors import UserError
 from stability.tracking import make_tracker
-from stability.wandb_tracker import group_metrics, resolve_dir, resolve_mode, summary_values
+from stability.tracking.wandb_run import (
+    group_metrics,
+    resolve_dir,
+    resolve_mode,
+    summary_values,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 _BLOCK, _HEADER = 32768, 7  # the .wandb file: LevelDB-log blocks of protobuf Records

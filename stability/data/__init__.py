@@ -1,1 +1,4 @@
-"""Data loading: released formats, file resolution (local or downloaded), built-in data."""
+"""Data loading: released formats, file resolution (local, downloaded or built-in), MNLI mixing.
+
+May import `stability.core` only.
+"""

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from stability.errors import UserError
-from stability.records import Example, parse_label
-from stability.taxonomy import COARSE_FIELDS, TAXONOMY
+from stability.core.errors import UserError
+from stability.core.records import Example, parse_label
+from stability.core.taxonomy import COARSE_FIELDS, TAXONOMY
 
 # GLUE's diagnostic-full.tsv names the coarse columns by their display names.
 _TSV_COARSE_COLUMNS = {name: name for name in TAXONOMY}
@@ -116,10 +116,16 @@ def _example_from_row(row: dict, path: Path, line_no: int, lang: str, source: st
                         fix="use entailment / not_entailment (or neutral / contradiction, 0 / 1)")
     idx = _first(row, _IDX_KEYS)
     categories, coarse = _categories(row, path, line_no)
+    features = row.get("features")
+    if features is not None and not isinstance(features, dict):
+        raise UserError("'features' must be an object of feature -> value", path=path, line=line_no,
+                        fix='write e.g. "features": {"subject.GENDER": "FEM"} or leave it out')
     return Example(
         idx=str(default_idx if idx is None else idx), premise=str(premise),
         hypothesis=str(hypothesis), label=label, lang=lang, source=source,
         categories=categories, coarse=coarse,
+        template=None if row.get("template") is None else str(row["template"]),
+        features=None if features is None else {str(k): str(v) for k, v in features.items()},
     )
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from stability.core.errors import UserError
+from stability.core.records import Example
 from stability.data.formats import read_examples
 from stability.data.mnli import mnli_addition
 from stability.data.sources import BUILTIN_DIR, DownloadSpec, FileSource
-from stability.errors import UserError
-from stability.records import Example
 
 SPLITS = ("train", "validation", "diagnostic")
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from stability.core.errors import UserError
+from stability.core.records import Example
 from stability.data.formats import read_examples
 from stability.data.sources import BUILTIN_DIR, DownloadSpec, FileSource
-from stability.errors import UserError
-from stability.records import Example
 
 ALL = "all"
 
@@ -79,7 +79,9 @@ def mnli_addition(cfg: DictConfig) -> list[Example]:
     if n == ALL or mnli.presence is None:
         raise UserError("data.mnli.feature needs a count and a presence",
                         fix="set data.mnli.n_samples=<int> and data.mnli.presence=<percent>")
-    from annotators.subsets import controlled_subset  # optional part: only feature runs need it
+    from annotators.subsets import (
+        controlled_subset,  # optional part: only feature runs need it
+    )
 
     return controlled_subset(pool, "en", mnli.feature, float(mnli.presence), n, mnli.seed,
                              settings=cfg.annotator)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from stability.atomic import atomic_path
-from stability.errors import UserError
+from stability.core.atomic import atomic_path
+from stability.core.errors import UserError
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 _DOWNLOAD_TIMEOUT_S = 60

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stability.taxonomy import COARSE_OF, FINE_CATEGORIES
+from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES
 
 ITEM_COLUMNS = ["lang", "setup", "idx", "agreement", "n_seeds", "label", "share_entailment",
                 "share_correct", "categories"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stability.errors import UserError, exit_on_user_error
+from stability.core.errors import UserError, exit_on_user_error
 from stability.report import figures
 from stability.report.agreement import agreement_by_category, flip_items, item_agreement
 from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas

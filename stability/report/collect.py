@@ -9,25 +9,26 @@ data): from metrics.json for runs, from an `n_added` column or the setup name fo
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from stability.errors import UserError
+from stability.core.errors import UserError
+from stability.core.runrecord import RunDir, RunRecord, iter_runs
+from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
 from stability.report.sizes import n_added_from_setup
-from stability.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
 
 TIDY_COLUMNS = ["lang", "setup", "seed", "level", "category", "n_items", "mcc"]
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
 REQUIRED_COLUMNS = ["lang", "setup", "seed", "category", "mcc"]
 OVERALL = "overall"
 KEY = ["lang", "setup", "seed", "level", "category"]
-PREDICTION_COLUMNS = ["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment", "categories"]
+PREDICTION_COLUMNS = ["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment", "categories",
+                      "template", "features"]
 _CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
-_METRICS_KEYS = ("lang", "setup", "seed", "overall_mcc", "category_mcc")
+_RECORD_KEYS = ("overall_mcc", "category_mcc")
 _CSV_FIX = "the header must name lang, setup, seed, category, mcc (optional: level, n_items)"
 
 
@@ -46,9 +47,9 @@ def collect(paths: list[Path]) -> Collected:
     frames, predictions, n_runs, n_csv = [], [], 0, 0
     for path in paths:
         if path.is_dir():
-            runs = sorted(metrics.parent for metrics in path.rglob("metrics.json"))
+            runs = list(iter_runs(path))
             if not runs:
-                raise UserError("no run directories (folders with metrics.json) found", path=path,
+                raise UserError("no run directories (folders with a finished run record) found", path=path,
                                 fix="point at the output folder of stability.train, or at a tidy CSV")
             for run in runs:
                 rows, items = read_run(run)
@@ -82,62 +83,35 @@ def _sorted(results: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
-def read_run(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tidy rows from metrics.json and per-item rows from predictions.jsonl (empty if absent)."""
-    path = run / "metrics.json"
+def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tidy rows from the run's record and per-item rows from its predictions (empty if absent)."""
+    record = run.read_record(require=_RECORD_KEYS)
+    rows = [(level, name, n_items.get(name), mcc)
+            for level, scores, n_items in (("fine", record.category_mcc, record.category_n),
+                                           ("coarse", record.coarse_mcc, record.coarse_n))
+            for name, mcc in scores.items()]
+    rows.append(("all", OVERALL, record.n_items, record.overall_mcc))
     try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise UserError(f"unreadable metrics.json ({err})", path=path,
-                        fix="delete the run directory and run it again") from None
-    missing = [key for key in _METRICS_KEYS if key not in metrics]
-    if missing:
-        raise UserError(f"metrics.json lacks {', '.join(missing)}", path=path,
-                        fix="delete the run directory and run it again")
-    try:
-        lang, setup, seed = str(metrics["lang"]), str(metrics["setup"]), int(metrics["seed"])
-        rows = [(level, name, (metrics.get(n_key) or {}).get(name), mcc)
-                for level, mcc_key, n_key in (("fine", "category_mcc", "category_n"),
-                                              ("coarse", "coarse_mcc", "coarse_n"))
-                for name, mcc in (metrics.get(mcc_key) or {}).items()]
-        rows.append(("all", OVERALL, metrics.get("n_items"), metrics["overall_mcc"]))
         table = pd.DataFrame(rows, columns=["level", "category", "n_items", "mcc"])
         table["n_items"] = pd.to_numeric(table["n_items"]).astype("Int64")
         table["mcc"] = table["mcc"].astype(float)
-        n_added = metrics.get("n_added")
-        n_added = float(n_added) if n_added is not None else n_added_from_setup(setup)
+        n_added = float(record.n_added) if record.n_added is not None else n_added_from_setup(record.setup)
     except (AttributeError, TypeError, ValueError) as err:
-        raise UserError(f"malformed metrics.json ({err})", path=path,
+        raise UserError(f"malformed run record ({err})", path=run.path,
                         fix="delete the run directory and run it again") from None
-    _check_categories(table, path)
-    table = table.assign(lang=lang, setup=setup, seed=seed, source=str(path), n_added=n_added)
-    return table, _read_predictions(run / "predictions.jsonl", lang, setup, seed)
+    _check_categories(table, run.path)
+    table = table.assign(lang=record.lang, setup=record.setup, seed=record.seed, source=str(run.path),
+                         n_added=n_added)
+    return table, _predictions_table(run, record)
 
 
-def _read_predictions(path: Path, lang: str, setup: str, seed: int) -> pd.DataFrame:
+def _predictions_table(run: RunDir, record: RunRecord) -> pd.DataFrame:
     """Per-item predictions; categories kept as a `;`-joined string like the released files."""
-    if not path.is_file():
-        return pd.DataFrame(columns=PREDICTION_COLUMNS)
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                categories = list(item.get("categories") or [])
-                row = (str(item["idx"]), int(item["label"]), int(item["pred"]),
-                       float(item.get("prob_entailment", np.nan)), ";".join(categories))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-                raise UserError(f"malformed prediction line ({err!r})", path=path, line=line_no,
-                                fix="delete the run directory and run it again") from None
-            unknown = set(categories) - _CATEGORIES_OF_LEVEL["fine"]
-            if unknown:
-                raise UserError(f"unknown categories {sorted(unknown)}", path=path, line=line_no,
-                                fix="use the 33 fine category names of DESIGN.md section 4")
-            rows.append(row)
-    table = pd.DataFrame(rows, columns=["idx", "label", "pred", "prob_entailment", "categories"])
-    return table.assign(lang=lang, setup=setup, seed=seed)[PREDICTION_COLUMNS]
+    rows = [(p.idx, p.label, p.pred, p.prob_entailment, ";".join(p.categories), p.template,
+             p.features) for p in run.read_predictions()]
+    table = pd.DataFrame(rows, columns=["idx", "label", "pred", "prob_entailment", "categories",
+                                        "template", "features"])
+    return table.assign(lang=record.lang, setup=record.setup, seed=record.seed)[PREDICTION_COLUMNS]
 
 
 def read_tidy_csv(path: Path) -> pd.DataFrame:

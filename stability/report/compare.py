@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stability.errors import UserError
+from stability.core.errors import UserError
 
 DELTA_COLUMNS = ["lang", "category", "coarse", "mcc_mean_a", "mcc_std_a", "mcc_mean_b", "mcc_std_b",
                  "delta_mcc", "delta_std"]

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from stability.taxonomy import COARSE_OF  # noqa: E402
+from stability.core.taxonomy import COARSE_OF  # noqa: E402
 
 CMAP = "RdBu_r"
 _DPI = 120

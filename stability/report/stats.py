@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from stability.taxonomy import COARSE_OF, FINE_CATEGORIES
+from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES
 
 SUMMARY_COLUMNS = ["lang", "setup", "n_seeds", "overall_mcc_mean", "overall_mcc_std",
                    "mean_category_mcc_mean", "mean_category_mcc_std", "rs_corr",

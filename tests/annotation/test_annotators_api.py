@@ -1,17 +1,15 @@
 """annotate(): supported vs unsupported features, pair inputs, content-hash cache, settings."""
-from pathlib import Path
-
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 import annotators.api as api
 from annotators import FEATURES, annotate
 from annotators.settings import DEFAULTS_PATH, load_settings
 from annotators.spacy_loader import load_pipeline
-from stability.errors import UserError
-from stability.records import Example
-
-REPO = Path(__file__).resolve().parents[2]
+from stability.core.config import CONF_DIR, compose_config
+from stability.core.errors import UserError
+from stability.core.records import Example
 
 
 def test_unsupported_feature_is_none_not_false():
@@ -70,8 +68,10 @@ def test_settings_override_and_cache_dir(tmp_path):
 
 
 def test_hydra_group_matches_packaged_defaults():
-    hydra = yaml.safe_load((REPO / "conf" / "annotator" / "default.yaml").read_text())
-    assert hydra == yaml.safe_load(DEFAULTS_PATH.read_text())
+    # one file serves both: the training config group is the CLI's defaults
+    assert DEFAULTS_PATH == CONF_DIR / "annotator" / "default.yaml"
+    hydra = compose_config([]).annotator
+    assert OmegaConf.to_container(hydra) == yaml.safe_load(DEFAULTS_PATH.read_text())
 
 
 def test_missing_spacy_model_is_one_clear_user_error():

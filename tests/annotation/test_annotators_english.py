@@ -1,6 +1,5 @@
 """English rules: one sentence that has each feature and one that does not."""
 import pytest
-
 from feature_cases import assert_detects
 
 CASES = [

@@ -1,7 +1,7 @@
 """Russian rules (pymorphy3 + word lists on lemmas)."""
 import pytest
-
 from feature_cases import assert_detects
+
 from annotators.tokenize import tokenize
 
 CASES = [

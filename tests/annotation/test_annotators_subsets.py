@@ -3,8 +3,8 @@ import pytest
 
 from annotators import annotate
 from annotators.subsets import controlled_subset
-from stability.errors import UserError
-from stability.records import Example
+from stability.core.errors import UserError
+from stability.core.records import Example
 
 SUBJECTS = ["The farmer", "A doctor", "My neighbour", "The teacher", "Her brother",
             "The mayor", "A student", "The pilot", "Our guide", "The baker"]

@@ -1,6 +1,5 @@
 """French (spaCy + word lists), German and Swedish (word lists) rules."""
 import pytest
-
 from feature_cases import assert_detects
 
 CASES = [

@@ -2,8 +2,8 @@
 import pytest
 
 from annotators.languages import LANGUAGES
-from annotators.wordlists import WORDLIST_DIR, Sentence, WordList
 from annotators.tokenize import normalize, tokenize
+from annotators.wordlists import WORDLIST_DIR, Sentence, WordList
 
 
 def sentence(text: str) -> Sentence:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import matthews_corrcoef
 
-from stability.taxonomy import COARSE_OF, FINE_CATEGORIES, TAXONOMY
+from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES, TAXONOMY
 
 
 def mcc(labels: np.ndarray, preds: np.ndarray) -> float:

@@ -4,7 +4,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from stability.report.agreement import ALL_ITEMS, agreement_by_category, flip_items, item_agreement
+from stability.report.agreement import (
+    ALL_ITEMS,
+    agreement_by_category,
+    flip_items,
+    item_agreement,
+)
 
 
 def predictions(preds: dict[str, list[int]], categories: dict[str, str], setup: str = "rte") -> pd.DataFrame:

@@ -4,11 +4,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import item_categories, mcc, noisy_predictions
+
+from stability.core.metrics import mcc_from_counts
 from stability.report.bootstrap import (
-    CI_CATEGORIES, bootstrap_ci, bootstrap_deltas, confusion_counts, draw_counts, item_matrix, mcc_from_counts,
-    point_estimate, resampled_mcc,
+    CI_CATEGORIES,
+    accuracy_from_counts,
+    bootstrap_ci,
+    bootstrap_deltas,
+    confusion_counts,
+    draw_counts,
+    item_matrix,
+    point_estimate,
+    resampled_scores,
 )
 from stability.report.collect import collect
 from stability.report.stats import category_stats
@@ -52,7 +60,7 @@ def test_weighted_sample_equals_explicit_resampling(frame):
     rng = np.random.default_rng(0)
     item_counts, seed_counts = draw_counts(rng, 2, len(runs.idx)), draw_counts(rng, 2, len(runs.preds))
     assert (item_counts.sum(axis=1) == len(runs.idx)).all() and (seed_counts.sum(axis=1) == 3).all()
-    fast = resampled_mcc(item_counts, seed_counts, runs)
+    fast = resampled_scores(item_counts, seed_counts, runs)
     for b in range(2):
         items = np.repeat(np.arange(len(runs.idx)), item_counts[b])
         seeds = np.repeat(np.arange(3), seed_counts[b])
@@ -103,7 +111,9 @@ def test_deltas_for_a_clearly_better_setup():
     np.testing.assert_allclose(table["delta_mcc"], expected, atol=1e-12)
     # a resampled category can hold one label only (MCC 0 for both), so p is small, not always 0
     assert (table["ci_low"] > 0).all() and (table["p_delta_le_0"] <= 0.05).all()
-    assert table.iloc[-1]["p_delta_le_0"] == 0     # overall: 330 items, never degenerate
+    # overall: 330 items, never degenerate, no replicate at or below 0: p at its floor 1 / (B + 1)
+    assert table.iloc[-1]["p_delta_le_0"] == pytest.approx(1 / 201)
+    assert (table["p_delta_le_0"] > 0).all()
     swapped = bootstrap_deltas(pd.concat([worse, better]), "rte+mnli", "rte", 200, 0.95, 0)
     assert (swapped["ci_high"] < 0).all() and (swapped["p_delta_le_0"] >= 0.95).all()
 
@@ -115,3 +125,22 @@ def test_estimate_agrees_with_metrics_json(synthetic_runs):
     merged = stats.merge(boot, on=["lang", "setup", "category"])
     assert len(merged) == len(stats)
     np.testing.assert_allclose(merged["estimate"], merged["mcc_mean"], atol=1e-12)
+
+
+def test_accuracy_score_and_its_interval():
+    # 3 seeds on 200 items, right on exactly 150, 160 and 170 of them: accuracies by hand
+    labels = np.zeros(200, dtype=int)
+    labels[::2] = 1
+    seed_preds = []
+    for n_right in (150, 160, 170):
+        preds = labels.copy()
+        preds[n_right:] = 1 - preds[n_right:]
+        seed_preds.append(preds)
+    frame = runs_frame(labels, seed_preds)
+    runs = item_matrix(frame)
+    overall = CI_CATEGORIES.index("overall")
+    assert point_estimate(runs, accuracy_from_counts)[overall] == pytest.approx((0.75 + 0.8 + 0.85) / 3)
+    table = bootstrap_ci(frame, 500, 0.95, 0, score=accuracy_from_counts)
+    row = table[table["category"] == "overall"].iloc[0]
+    assert row["ci_low"] < 0.8 < row["ci_high"] and 0.7 < row["ci_low"] and row["ci_high"] < 0.9
+    assert np.isnan(accuracy_from_counts(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1)))[0]

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import write_metrics
+
 from stability.report.cli import main
 
 FAST = ["--bootstrap", "0", "--no-figures"]

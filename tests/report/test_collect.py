@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import write_metrics
-from stability.errors import UserError
+
+from stability.core.errors import UserError
+from stability.core.taxonomy import FINE_CATEGORIES, TAXONOMY
 from stability.report.collect import OVERALL, collect, read_tidy_csv
-from stability.taxonomy import FINE_CATEGORIES, TAXONOMY
 
 
 def write_csv(path: Path, text: str) -> Path:

@@ -7,7 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stability.report.stats import category_stats, language_corr, mean_pairwise, pearson_matrix, summary
+from stability.report.stats import (
+    category_stats,
+    language_corr,
+    mean_pairwise,
+    pearson_matrix,
+    summary,
+)
 
 CATS = ["Negation", "Conjunction", "Disjunction"]
 

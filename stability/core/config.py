@@ -1,0 +1,44 @@
+"""Where the packaged Hydra configs live, and the resolvers they use.
+
+The configs ship inside the package (`stability/conf`), so a wheel install has them too.
+Importing this module registers the resolvers, so any `compose` of the configs works.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig, OmegaConf
+
+from stability.core.setups import setup_name
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONFIG_NAME = "train"
+# Without GPUs, `hydra/launcher=local_gpus` runs one job per this many cores: small batches
+# gain little from more threads, so parallel jobs use the machine better.
+CPU_CORES_PER_JOB = 4
+
+
+def jobs_for(n_gpus: int, n_cpus: int) -> int:
+    """Parallel jobs on one machine: one per GPU, or one per CPU_CORES_PER_JOB cores."""
+    return n_gpus if n_gpus > 0 else max(1, n_cpus // CPU_CORES_PER_JOB)
+
+
+def local_job_count() -> int:
+    """`${local_jobs:}`, the default `hydra.launcher.n_jobs` of `hydra/launcher=local_gpus`."""
+    import torch
+
+    n_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return jobs_for(n_gpus, os.cpu_count() or 1)
+
+
+for _name, _resolver in (("setup_name", setup_name), ("local_jobs", local_job_count)):
+    if not OmegaConf.has_resolver(_name):
+        OmegaConf.register_new_resolver(_name, _resolver)
+
+
+def compose_config(overrides: list[str], return_hydra_config: bool = False) -> DictConfig:
+    """The training config with these overrides, composed outside a Hydra run (tools, tests)."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(CONFIG_NAME, overrides=overrides, return_hydra_config=return_hydra_config)

@@ -1,0 +1,47 @@
+"""Language facts, read from the one place that states them: the `lang` config group
+(`stability/conf/lang/<code>.yaml`). Training composes those files through Hydra; tools that
+run outside a training config (annotators, data QA, plan) read them through `language`.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from stability.core.config import CONF_DIR
+from stability.core.errors import UserError
+
+LANG_DIR = CONF_DIR / "lang"
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language config: its files, where they download from, and facts about the language."""
+
+    code: str
+    name: str
+    script: str                      # "latin" or "cyrillic"
+    alphabet: str                    # the language's letters (lower case), for data QA
+    files: dict[str, str]
+    released_train_size: int | None  # train pairs of the release, for planning without files
+    download: dict[str, Any] = field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=None)
+def language_codes() -> tuple[str, ...]:
+    """Every configured language code, sorted."""
+    return tuple(sorted(path.stem for path in LANG_DIR.glob("*.yaml")))
+
+
+@functools.lru_cache(maxsize=None)
+def language(code: str) -> Language:
+    """The facts of `code`; an unknown code is a user error listing the configured ones."""
+    if code not in language_codes():
+        raise UserError(f"unsupported language '{code}'", fix=f"use one of: {', '.join(language_codes())}")
+    data = yaml.safe_load((LANG_DIR / f"{code}.yaml").read_text(encoding="utf-8"))
+    return Language(code=data["code"], name=data["name"], script=data["script"],
+                    alphabet=data["alphabet"], files=dict(data["files"]),
+                    released_train_size=data.get("released_train_size"),
+                    download=dict(data.get("download") or {}))

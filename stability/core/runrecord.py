@@ -1,0 +1,256 @@
+"""The run directory contract (DESIGN.md section 5), owned by this module alone.
+
+Every writer (training) and reader (report, resume check, sweep table, W&B, probing,
+consistency) goes through `RunDir` and `RunRecord`; no other module knows the file names
+or the fields of metrics.json. metrics.json is written last and atomically, so its
+presence means the run is complete. It carries a `schema` version: files written before
+versions existed (main up to commit 807686d) read as schema 1, whose fields they share;
+any other unknown version is a user error rather than a silent misreading.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from omegaconf import DictConfig, OmegaConf
+
+from stability.core.atomic import atomic_write_text
+from stability.core.errors import UserError
+from stability.core.taxonomy import FINE_CATEGORIES
+
+SCHEMA_VERSION = 1
+_KNOWN_SCHEMAS = (1,)
+_METRICS_FILE = "metrics.json"
+_PREDICTIONS_FILE = "predictions.jsonl"
+_TRAIN_LOG_FILE = "train_log.jsonl"
+_CONFIG_FILE = "config.yaml"
+_CHECKPOINT = Path("checkpoint") / "last.pt"
+_MODEL_DIR = "model"
+# Keys that do not change what a run computes, left out of its fingerprint. Saving the
+# weights adds a file but changes no result, so a finished run is rerun for it only when
+# weights are asked for and absent (`RunDir.finished_with`).
+_NON_SEMANTIC_KEYS = ("force", "paths", "logger")
+_NON_SEMANTIC_TRAINER_KEYS = ("save_model",)
+_RERUN = "delete the run directory and run it again"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One line of predictions.jsonl: a diagnostic item, its gold label and the run's answer.
+
+    Items of generated test suites also carry their `template` id and the `features` the
+    template varied (e.g. {"subject.GENDER": "FEM"}).
+    """
+
+    idx: str
+    label: int
+    pred: int
+    prob_entailment: float
+    categories: tuple[str, ...] = ()
+    template: str | None = None
+    features: dict[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        row = {"idx": self.idx, "label": self.label, "pred": self.pred,
+               "prob_entailment": self.prob_entailment, "categories": list(self.categories)}
+        if self.template is not None:
+            row["template"] = self.template
+        if self.features is not None:
+            row["features"] = self.features
+        return row
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> Prediction:
+        features = row.get("features")
+        return cls(idx=str(row["idx"]), label=int(row["label"]), pred=int(row["pred"]),
+                   prob_entailment=float(row.get("prob_entailment", float("nan"))),
+                   categories=tuple(row.get("categories") or ()), template=row.get("template"),
+                   features={str(k): str(v) for k, v in features.items()} if features else None)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """metrics.json: what a finished run reports. Only lang, setup and seed are required, so
+    records written by hand or by older code (fewer fields) still read."""
+
+    lang: str
+    setup: str
+    seed: int
+    experiment: str | None = None
+    seed_init: int | None = None
+    seed_order: int | None = None
+    model: str | None = None
+    n_train: int | None = None
+    n_added: int | None = None
+    n_validation: int | None = None
+    n_items: int | None = None
+    val_accuracy: float | None = None
+    # share of the validation set's most frequent label: a run not above it learned nothing
+    val_majority: float | None = None
+    overall_mcc: float | None = None
+    mean_category_mcc: float | None = None
+    category_mcc: dict[str, float] = field(default_factory=dict)
+    category_n: dict[str, int] = field(default_factory=dict)
+    coarse_mcc: dict[str, float] = field(default_factory=dict)
+    coarse_n: dict[str, int] = field(default_factory=dict)
+    degenerate: list[str] = field(default_factory=list)
+    epochs_trained: int | None = None
+    best_epoch: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    tokenization_cached: bool | None = None
+    num_processes: int | None = None
+    device: str | None = None
+    pid: int | None = None
+    config_fingerprint: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    # folder (relative to the run directory) holding the best epoch's weights, if saved
+    saved_model: str | None = None
+    schema: int = SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any, path: Path, require: Iterable[str] = ()) -> RunRecord:
+        """Check the schema and the `require`d fields; unknown keys of a known schema are ignored."""
+        if not isinstance(data, dict):
+            raise UserError(f"malformed {_METRICS_FILE} (not a JSON object)", path=path, fix=_RERUN)
+        schema = data.get("schema", 1)
+        if schema not in _KNOWN_SCHEMAS:
+            raise UserError(f"unknown {_METRICS_FILE} schema {schema!r} (this version reads "
+                            f"{', '.join(map(str, _KNOWN_SCHEMAS))})", path=path,
+                            fix="read it with the nli-stability version that wrote it, or rerun the run")
+        missing = [key for key in ("lang", "setup", "seed", *require) if data.get(key) is None]
+        if missing:
+            raise UserError(f"{_METRICS_FILE} lacks {', '.join(missing)}", path=path, fix=_RERUN)
+        names = {f.name for f in dataclasses.fields(cls)}
+        try:
+            record = cls(**{key: value for key, value in data.items() if key in names})
+            return dataclasses.replace(record, seed=int(record.seed), lang=str(record.lang),
+                                       setup=str(record.setup))
+        except (TypeError, ValueError) as err:
+            raise UserError(f"malformed {_METRICS_FILE} ({err})", path=path, fix=_RERUN) from None
+
+
+class RunDir:
+    """One run directory: its files, written and read only here."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """Where `trainer.resume=true` keeps the state after the last finished epoch."""
+        return self.path / _CHECKPOINT
+
+    @property
+    def model_dir(self) -> Path:
+        """Where `trainer.save_model=true` keeps the best epoch's weights and tokenizer (HF format)."""
+        return self.path / _MODEL_DIR
+
+    def has_model(self) -> bool:
+        return (self.model_dir / "config.json").is_file()
+
+    # -- written while the run trains ------------------------------------------------------
+
+    def write_config(self, cfg: DictConfig) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.path / _CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))
+
+    def write_train_log(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Start (or, after a resume, rewrite) the epoch log."""
+        _write_jsonl(self.path / _TRAIN_LOG_FILE, entries)
+
+    def append_epoch(self, entry: dict[str, Any]) -> None:
+        with (self.path / _TRAIN_LOG_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def write_predictions(self, predictions: Iterable[Prediction]) -> None:
+        _write_jsonl(self.path / _PREDICTIONS_FILE, (p.to_json() for p in predictions))
+
+    def write_record(self, record: RunRecord) -> None:
+        """Last: its presence marks the run as finished."""
+        atomic_write_text(self.path / _METRICS_FILE, json.dumps(record.to_json(), indent=2, ensure_ascii=False))
+
+    # -- read by resume, report, sweep table, probing, consistency -------------------------
+
+    def is_finished(self) -> bool:
+        return (self.path / _METRICS_FILE).is_file()
+
+    def read_record(self, require: Iterable[str] = ()) -> RunRecord:
+        path = self.path / _METRICS_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"no {_METRICS_FILE}: the run did not finish", path=self.path, fix=_RERUN) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise UserError(f"unreadable {_METRICS_FILE} ({err})", path=path, fix=_RERUN) from None
+        return RunRecord.from_json(data, path, require)
+
+    def read_predictions(self) -> list[Prediction]:
+        """The per-item predictions; empty when the file is absent (records made elsewhere)."""
+        path = self.path / _PREDICTIONS_FILE
+        if not path.is_file():
+            return []
+        rows = []
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    prediction = Prediction.from_json(json.loads(line))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as err:
+                    raise UserError(f"malformed prediction line ({err!r})", path=path, line=line_no,
+                                    fix=_RERUN) from None
+                unknown = set(prediction.categories) - set(FINE_CATEGORIES)
+                if unknown:
+                    raise UserError(f"unknown categories {sorted(unknown)}", path=path, line=line_no,
+                                    fix="use the 33 fine category names of DESIGN.md section 4")
+                rows.append(prediction)
+        return rows
+
+    def read_train_log(self) -> list[dict[str, Any]]:
+        path = self.path / _TRAIN_LOG_FILE
+        if not path.is_file():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def finished_with(self, fingerprint: str, needs_model: bool = False) -> bool:
+        """True when the directory holds a complete run of exactly this config (and its weights,
+        when they are asked for)."""
+        if not self.is_finished():
+            return False
+        try:
+            record = self.read_record()
+        except UserError:
+            return False
+        return record.config_fingerprint == fingerprint and (not needs_model or self.has_model())
+
+
+def iter_runs(root: str | Path) -> Iterator[RunDir]:
+    """Finished runs under `root` (itself included), in path order; unfinished ones are skipped."""
+    root = Path(root)
+    for metrics in sorted(root.rglob(_METRICS_FILE)):
+        yield RunDir(metrics.parent)
+
+
+def config_fingerprint(cfg: DictConfig) -> str:
+    """A hash of the resolved config minus bookkeeping keys: equal hash, same computation."""
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)
+    for key in _NON_SEMANTIC_KEYS:
+        resolved.pop(key, None)
+    for key in _NON_SEMANTIC_TRAINER_KEYS:
+        resolved.get("trainer", {}).pop(key, None)
+    return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

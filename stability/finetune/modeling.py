@@ -1,0 +1,128 @@
+"""Encoders and tokenizers: a pretrained checkpoint (HF id or folder) or the tiny offline BERT."""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+import torch
+from omegaconf import DictConfig
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+from transformers import (
+    AutoConfig,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    BertConfig,
+    BertForSequenceClassification,
+    PreTrainedModel,
+    PreTrainedTokenizerFast,
+)
+
+from stability.core.atomic import atomic_directory, atomic_path
+from stability.core.errors import UserError
+from stability.core.records import LABEL_NAMES
+
+_SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+_MAX_PIECE = 6  # longest word prefix / suffix considered as a vocabulary piece
+_LABELS = {"id2label": dict(enumerate(LABEL_NAMES)), "label2id": {n: i for i, n in enumerate(LABEL_NAMES)}}
+
+
+def load_tokenizer(model_cfg: DictConfig, train_texts: Iterable[str], cache_dir: Path
+                   ) -> PreTrainedTokenizerFast:
+    """The checkpoint's tokenizer, or a WordPiece vocabulary trained on the run's own text."""
+    if model_cfg.kind == "tiny":
+        return _tiny_tokenizer(list(train_texts), int(model_cfg.vocab_size), cache_dir)
+    try:
+        return AutoTokenizer.from_pretrained(model_cfg.name, use_fast=True)
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot load the tokenizer of model.name='{model_cfg.name}' ({_first_line(err)})",
+                        fix="pass model.name=<HF id reachable online, or a local folder with "
+                            "config.json and tokenizer files>, or model=tiny offline") from None
+
+
+def build_model(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerFast, seed_init: int
+                ) -> PreTrainedModel:
+    """A 2-label sequence classifier; `seed_init` fixes the classifier head (and tiny weights)."""
+    torch.manual_seed(seed_init)
+    dropout = float(model_cfg.dropout)
+    if model_cfg.kind == "tiny":
+        config = BertConfig(
+            vocab_size=len(tokenizer), hidden_size=int(model_cfg.hidden_size),
+            num_hidden_layers=int(model_cfg.num_hidden_layers),
+            num_attention_heads=int(model_cfg.num_attention_heads),
+            intermediate_size=int(model_cfg.intermediate_size), max_position_embeddings=512,
+            hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
+            pad_token_id=tokenizer.pad_token_id, num_labels=2, **_LABELS,
+        )
+        return BertForSequenceClassification(config)
+    if model_cfg.kind != "pretrained":
+        raise UserError(f"unknown model.kind '{model_cfg.kind}'", fix="use model=mbert or model=tiny")
+    try:
+        config = AutoConfig.from_pretrained(model_cfg.name, num_labels=2, **_LABELS)
+        for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout",
+                    "dropout", "attention_dropout"):
+            if hasattr(config, key):
+                setattr(config, key, dropout)
+        return AutoModelForSequenceClassification.from_pretrained(model_cfg.name, config=config)
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot load model.name='{model_cfg.name}' ({_first_line(err)})",
+                        fix="pass a reachable HF id or a local checkpoint folder, or model=tiny") from None
+
+
+def save_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, folder: Path) -> None:
+    """The model (safetensors) and its tokenizer in HF format, so `from_pretrained(folder)` loads
+    them; written beside the folder first, so a killed run never leaves half a checkpoint."""
+    with atomic_directory(folder) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def _wordpiece_vocab(texts: list[str], vocab_size: int) -> dict[str, int]:
+    """A deterministic WordPiece vocabulary: characters, then frequent words and word pieces.
+
+    The `tokenizers` trainer breaks frequency ties in hash order, so the same text can give
+    different vocabularies; ranking by (-count, piece) makes the vocabulary a pure function
+    of the text, and with it the tiny model's predictions for a given seed.
+    """
+    splitter = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=False)
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(word for word, _ in splitter.pre_tokenize_str(normalizer.normalize_str(text)))
+    chars = sorted({c for word in words for c in word})
+    pieces: Counter[str] = Counter()
+    for word, count in words.items():
+        pieces[word] += count
+        for n in range(2, min(len(word), _MAX_PIECE) + 1):
+            pieces[word[:n]] += count
+            pieces["##" + word[-n:]] += count
+    vocab = _SPECIAL_TOKENS + chars + ["##" + c for c in chars]
+    known = set(vocab)
+    ranked = sorted((p for p in pieces if p not in known), key=lambda p: (-pieces[p], p))
+    vocab += ranked[: max(0, vocab_size - len(vocab))]
+    return {token: i for i, token in enumerate(vocab)}
+
+
+def _tiny_tokenizer(texts: list[str], vocab_size: int, cache_dir: Path) -> PreTrainedTokenizerFast:
+    """A cased WordPiece tokenizer over the run's own text, cached by the text's hash."""
+    digest = hashlib.sha256("\n".join(texts).encode("utf-8") + str(vocab_size).encode()).hexdigest()
+    path = cache_dir / "tokenizers" / f"wordpiece-{digest[:20]}.json"
+    if path.is_file():
+        backend = Tokenizer.from_file(str(path))
+    else:
+        vocab = _wordpiece_vocab(texts, vocab_size)
+        backend = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
+        backend.normalizer = normalizers.BertNormalizer(lowercase=False)
+        backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        backend.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+        with atomic_path(path) as tmp:
+            backend.save(str(tmp))
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")

@@ -1,0 +1,114 @@
+"""One run: load -> tokenize (cached) -> train -> evaluate -> write the run directory."""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from accelerate import Accelerator
+from omegaconf import DictConfig
+
+from stability.core.metrics import majority_share, score_diagnostic
+from stability.core.provenance import environment
+from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
+from stability.data.loading import load_run_data
+from stability.finetune.config_checks import check_run_config
+from stability.finetune.distributed import cpu_only_distributed
+from stability.finetune.encoding import encode, tokenizer_fingerprint
+from stability.finetune.loop import (
+    labels_from_probability,
+    predict_entailment_probability,
+    train,
+)
+from stability.finetune.modeling import build_model, load_tokenizer, save_weights
+from stability.tracking.trackers import make_tracker
+
+log = logging.getLogger(__name__)
+
+
+def run_one(cfg: DictConfig, run_path: Path) -> RunRecord | None:
+    """Run (or skip, when already finished with the same config) and return the run's record.
+
+    Under several processes only the main one writes; the others return None.
+    """
+    check_run_config(cfg)
+    run_dir = RunDir(run_path)
+    fingerprint = config_fingerprint(cfg)
+    save_model = bool(cfg.trainer.save_model)
+    if not cfg.force and run_dir.finished_with(fingerprint, needs_model=save_model):
+        log.info("[skip] %s: finished with the same config (force=true reruns it)", run_dir.path)
+        return run_dir.read_record()
+    started = time.perf_counter()
+    accelerator = Accelerator(mixed_precision=cfg.trainer.mixed_precision, cpu=cpu_only_distributed())
+    main = accelerator.is_main_process
+    data = load_run_data(cfg)
+    cache_dir = Path(cfg.paths.cache_dir).expanduser()
+    tokenizer = load_tokenizer(cfg.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
+                               cache_dir)
+    key = tokenizer_fingerprint(tokenizer)
+    max_length = int(cfg.data.max_length)
+    encoded = {name: encode(examples, tokenizer, max_length, cache_dir, key)
+               for name, examples in (("train", data.train), ("validation", data.validation),
+                                      ("diagnostic", data.diagnostic))}
+    tokenize_seconds = time.perf_counter() - started
+    model = build_model(cfg.model, tokenizer, int(cfg.seed_init))
+    checkpoint = run_dir.checkpoint_path if cfg.trainer.resume else None
+    tracker = make_tracker(cfg, run_dir.path) if main else None
+    if main:
+        run_dir.write_config(cfg)
+        run_dir.write_train_log([])
+    name = f"{cfg.lang.code} {cfg.setup} seed {cfg.seed}"
+
+    def on_epoch(entry: dict) -> None:
+        if main:
+            run_dir.append_epoch(entry)
+            tracker.log_epoch(entry)
+            log.info("[%s] epoch %d: loss %.4f, val acc %.4f", name, entry["epoch"], entry["loss"],
+                     entry["val_accuracy"])
+
+    def on_resume(finished: list[dict]) -> None:
+        if main:
+            run_dir.write_train_log(finished)
+
+    pad_id = int(tokenizer.pad_token_id)
+    result = train(model, encoded["train"][0], encoded["validation"][0], cfg, accelerator, pad_id,
+                   checkpoint, on_epoch, on_resume, name)
+    eval_started = time.perf_counter()
+    diag_split = encoded["diagnostic"][0]
+    prob = predict_entailment_probability(model, diag_split, int(cfg.trainer.eval_batch_size),
+                                          accelerator, pad_id, desc=f"[{name}] diagnostic")
+    pred = labels_from_probability(prob)
+    gold = diag_split.labels.tolist()
+    scores = score_diagnostic(gold, pred.tolist(), [e.categories for e in data.diagnostic],
+                              [e.coarse for e in data.diagnostic])
+    if not main:
+        return None
+    predictions = [Prediction(e.idx, int(g), int(p), float(pr), e.categories, e.template, e.features)
+                   for e, g, p, pr in zip(data.diagnostic, gold, pred, prob)]
+    if save_model:
+        save_weights(accelerator.unwrap_model(model), tokenizer, run_dir.model_dir)
+    record = RunRecord(
+        experiment=cfg.experiment_name, lang=cfg.lang.code, setup=cfg.setup,
+        seed=int(cfg.seed), seed_init=int(cfg.seed_init), seed_order=int(cfg.seed_order),
+        model=cfg.model.name, n_train=len(data.train), n_added=data.n_added,
+        n_validation=len(data.validation), n_items=len(data.diagnostic),
+        val_accuracy=result.best_val_accuracy, val_majority=majority_share(encoded["validation"][0].labels),
+        **asdict(scores),
+        epochs_trained=result.epochs_trained, best_epoch=result.best_epoch,
+        timings={"tokenize_seconds": tokenize_seconds, "train_seconds": result.seconds,
+                 "eval_seconds": time.perf_counter() - eval_started,
+                 "total_seconds": time.perf_counter() - started},
+        tokenization_cached=all(hit for _, hit in encoded.values()),
+        num_processes=accelerator.num_processes, device=str(accelerator.device), pid=os.getpid(),
+        config_fingerprint=fingerprint, environment=environment(),
+        saved_model=run_dir.model_dir.name if save_model else None,
+    )
+    run_dir.write_predictions(predictions)
+    tracker.log_final(record.to_json(), [p.to_json() for p in predictions])
+    tracker.finish()
+    run_dir.write_record(record)
+    if checkpoint is not None:
+        checkpoint.unlink(missing_ok=True)
+    return record

@@ -1,0 +1,105 @@
+"""Command-line overrides before Hydra sees them: `a..b` ranges and early, one-line errors.
+
+`seed=0..5` becomes `seed=0,1,2,3,4,5` (inclusive) and any sweep turns on multirun, so
+`python -m stability.train seed=0..5 lang=fr,de` needs no `-m`.
+"""
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+
+from stability.core.errors import UserError
+
+_RANGE_ITEM = re.compile(r"^(?P<a>[^./\\\s][^/\\\s]*?)\.\.(?P<b>[^./\\\s][^/\\\s]*)$")
+_INTEGER = re.compile(r"^-?\d+$")
+_MULTIRUN_FLAGS = ("-m", "--multirun")
+
+
+def expand_ranges(override: str) -> str:
+    """Replace each `a..b` item of an override's value by the integers a, a+1, ..., b."""
+    if "=" not in override or override.startswith("-"):
+        return override
+    key, value = override.split("=", 1)
+    items = value.split(",")
+    expanded: list[str] = []
+    for item in items:
+        match = _RANGE_ITEM.match(item.strip())
+        if match is None:
+            expanded.append(item)
+            continue
+        a, b = match.group("a"), match.group("b")
+        if not (_INTEGER.match(a) and _INTEGER.match(b)) or int(a) > int(b):
+            raise UserError(f"bad range '{override}'",
+                            fix=f"write an inclusive integer range a..b with a <= b, e.g. {key}=0..5")
+        expanded.extend(str(n) for n in range(int(a), int(b) + 1))
+    return f"{key}={','.join(expanded)}"
+
+
+def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
+    """Expand ranges, check the overrides parse and name existing configs, add -m for sweeps."""
+    out: list[str] = []
+    overrides: list[str] = []
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            out.append(arg)
+            continue
+        expanded = expand_ranges(arg)
+        out.append(expanded)
+        overrides.append(expanded)
+    parser = OverridesParser.create()
+    sweep = False
+    for text in overrides:
+        try:
+            parsed = parser.parse_override(text)
+        except HydraException as err:
+            message = str(err).strip().splitlines()[0]
+            raise UserError(f"cannot parse override '{text}' ({message})",
+                            fix="write key=value, key=a,b for a sweep, or key=a..b for a range") from None
+        sweep = sweep or parsed.is_sweep_override()
+        _check_group_choices(parsed, conf_dir)
+    if sweep and not any(flag in out for flag in _MULTIRUN_FLAGS):
+        out.insert(0, "--multirun")
+    return out
+
+
+def _check_group_choices(parsed, conf_dir: Path) -> None:
+    """`lang=xx` or `hydra/launcher=xx` naming no config: say which ones exist."""
+    group = parsed.key_or_group
+    if parsed.package is not None or parsed.is_delete():
+        return
+    available = _group_options(group, conf_dir)
+    if not available:
+        return  # a plain key such as trainer.max_epochs, not a config group
+    values = list(parsed.sweep_string_iterator()) if parsed.is_sweep_override() else [parsed.value()]
+    for value in values:
+        if value is None or str(value) == "null":
+            continue
+        if str(value) not in available:
+            places = [str(conf_dir / group)] if (conf_dir / group).is_dir() else []
+            if group.startswith("hydra/"):
+                places.append("Hydra and its plugins")
+            raise UserError(f"unknown {group} '{value}'",
+                            fix=f"use one of: {', '.join(available)} (configs in {', '.join(places)})")
+
+
+def _group_options(group: str, conf_dir: Path) -> list[str]:
+    """The configs a group may name: the project's files, and for hydra/* also Hydra's own
+    (e.g. hydra/job_logging=disabled) and its plugins' (hydra/launcher=joblib, submitit_slurm)."""
+    options = {p.stem for p in (conf_dir / group).glob("*.yaml")}
+    if group.startswith("hydra/"):
+        from hydra.core.config_store import ConfigStore
+        from hydra.core.plugins import Plugins
+
+        Plugins.instance()  # discovering the plugins registers their configs
+        packaged = resources.files("hydra.conf").joinpath(group)
+        if packaged.is_dir():
+            options |= {Path(entry.name).stem for entry in packaged.iterdir() if entry.name.endswith(".yaml")}
+        try:
+            options |= {Path(name).stem for name in ConfigStore.instance().list(group)}
+        except OSError:  # ConfigStore.list raises it for a group nobody registered
+            pass
+    return sorted(options)

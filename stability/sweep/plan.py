@@ -1,0 +1,148 @@
+"""What a sweep will run and cost: the logic behind `python -m stability.plan`.
+
+Takes the overrides of `python -m stability.train` (presets, sweeps, `a..b` ranges), expands
+them exactly as Hydra would, and lists the runs per (lang, setup) with their training
+examples; given one run's measured training throughput, it adds the GPU-hours.
+
+    python -m stability.plan experiment=mnli_size --samples-per-second 17
+    python -m stability.plan experiment=baseline seed=0..1 --json
+
+GPU-hours = Σ over runs (training examples × epochs) / samples per second / 3600. Epochs are
+`trainer.max_epochs`, an upper bound since early stopping usually ends runs sooner, unless
+--expected-epochs says otherwise. Validation and diagnostic passes are not counted.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+from stability.core.errors import UserError
+from stability.sweep.jobs import job_configs
+from stability.sweep.sizes import COUNTED, train_size
+
+SECONDS_PER_HOUR = 3600
+THROUGHPUT_HINT = ("one run's training throughput on one device; measure it with "
+                   "benchmarks/train_throughput.py (all-MiniLM-L6 trains at ~17 samples/s on 2 CPU cores, "
+                   "batch 4)")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One job of the sweep: what it trains on and for how long."""
+
+    experiment: str
+    lang: str
+    setup: str
+    seed: int
+    n_train: int  # examples per epoch, the added MNLI pairs included (as in metrics.json)
+    n_added: int
+    epochs: float
+    sizes: str  # "counted" from local files or "release" sizes
+
+    @property
+    def example_epochs(self) -> float:
+        return self.n_train * self.epochs
+
+
+def planned_runs(argv: list[str], expected_epochs: float | None = None) -> list[PlannedRun]:
+    """The runs `python -m stability.train *argv` would launch, in launch order."""
+    runs = []
+    for cfg in job_configs(argv):
+        size = train_size(cfg)
+        try:
+            seed = int(cfg.seed)
+        except ValueError:
+            raise UserError(f"seed={cfg.seed!r} is not an integer", fix="use seed=N or seed=a..b") from None
+        runs.append(PlannedRun(cfg.experiment_name, cfg.lang.code, cfg.setup, seed, size.total, size.added,
+                               expected_epochs or int(cfg.trainer.max_epochs), size.origin))
+    return runs
+
+
+def gpu_hours(example_epochs: float, samples_per_second: float) -> float:
+    return example_epochs / samples_per_second / SECONDS_PER_HOUR
+
+
+def compact_seeds(seeds: Sequence[int]) -> str:
+    """0,1,2,3,5 → '0..3,5', the range syntax the command line takes."""
+    parts, ordered = [], sorted(set(seeds))
+    start = prev = ordered[0]
+    for seed in [*ordered[1:], None]:
+        if seed is not None and seed == prev + 1:
+            prev = seed
+            continue
+        parts.append(str(start) if start == prev else f"{start}..{prev}")
+        start = prev = seed
+    return ",".join(parts)
+
+
+def _groups(runs: list[PlannedRun]) -> dict[tuple, list[PlannedRun]]:
+    """Runs that differ only by seed, in launch order."""
+    groups: dict[tuple, list[PlannedRun]] = {}
+    for run in runs:
+        groups.setdefault((run.experiment, run.lang, run.setup, run.n_train, run.epochs), []).append(run)
+    return groups
+
+
+def _table(rows: list[list[str]]) -> str:
+    """Left-aligned text columns, right-aligned numbers; the first row is the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    numeric = [all(row[i][:1].isdigit() or not row[i] for row in rows[1:]) for i in range(len(widths))]
+    lines = ["  ".join(cell.rjust(w) if num else cell.ljust(w) for cell, w, num in zip(row, widths, numeric))
+             .rstrip() for row in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def _unique(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def _rows(runs: list[PlannedRun], samples_per_second: float | None) -> list[list[str]]:
+    """Header, one row per group of seeds, and the total; GPU-hours only with a throughput."""
+    def cells(example_epochs: float) -> list[str]:
+        hours = [f"{gpu_hours(example_epochs, samples_per_second):,.2f}"] if samples_per_second else []
+        return [f"{example_epochs:,.0f}", *hours]
+
+    rows = [["experiment", "lang", "setup", "seeds", "runs", "examples/run", "epochs", "example-epochs",
+             *(["GPU-h"] if samples_per_second else [])]]
+    for (experiment, lang, setup, n_train, epochs), group in _groups(runs).items():
+        rows.append([experiment, lang, setup, compact_seeds([r.seed for r in group]), str(len(group)),
+                     f"{n_train:,}", f"{epochs:g}", *cells(sum(r.example_epochs for r in group))])
+    rows.append(["total", "", "", "", str(len(runs)), "", "", *cells(sum(r.example_epochs for r in runs))])
+    return rows
+
+
+def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
+                expected_epochs: float | None) -> str:
+    """The readable plan: headline, one row per (lang, setup), totals, and what the numbers assume."""
+    total = sum(r.example_epochs for r in runs)
+    sizes = ("counted in the local files" if all(r.sizes == COUNTED for r in runs)
+             else "released sizes (data.root=DIR counts local files instead)")
+    epochs = (f"--expected-epochs {expected_epochs:g}" if expected_epochs else
+              "trainer.max_epochs, an upper bound (early stopping usually ends runs sooner; "
+              "--expected-epochs E for a closer estimate)")
+    hours = (f"{gpu_hours(total, samples_per_second):,.2f} at {samples_per_second:g} samples/s "
+             "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)" if samples_per_second
+             else f"pass --samples-per-second X, {THROUGHPUT_HINT}")
+    return "\n".join([
+        f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · setups "
+        f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
+        "",
+        _table(_rows(runs, samples_per_second)),
+        "",
+        f"training examples: {sum(r.n_train for r in runs):,} per epoch over all runs; examples/run = "
+        f"the language's train split + added MNLI pairs, {sizes}",
+        f"epochs: {epochs}",
+        f"GPU-hours: {hours}",
+    ])
+
+
+def plan_json(runs: list[PlannedRun], samples_per_second: float | None) -> dict:
+    """The plan for machines: every run, and the totals."""
+    total = sum(r.example_epochs for r in runs)
+    return {
+        "runs": [{**asdict(r), "example_epochs": r.example_epochs} for r in runs],
+        "totals": {"runs": len(runs), "train_examples": sum(r.n_train for r in runs), "example_epochs": total,
+                   "samples_per_second": samples_per_second,
+                   "gpu_hours": gpu_hours(total, samples_per_second) if samples_per_second else None},
+    }

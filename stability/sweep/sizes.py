@@ -1,0 +1,62 @@
+"""How many training examples a run will see, without loading its data or downloading anything.
+
+With local files (`data.root`, or the built-in data) the examples are counted the way a run
+reads them; otherwise the plan falls back on the released sizes the configs state
+(`lang.released_train_size`, `data.mnli.released_train_size`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from stability.core.errors import UserError
+from stability.data.formats import read_examples
+from stability.data.loading import language_source
+from stability.data.mnli import ALL, check_pool_size, mnli_source, parse_n_samples
+from stability.data.sources import FileSource
+
+COUNTED, RELEASED = "counted", "release"
+
+
+@dataclass(frozen=True)
+class TrainSize:
+    """A run's training examples: its language's own split plus the mixed-in MNLI pairs."""
+
+    own: int
+    added: int
+    origin: str  # COUNTED when every number comes from local files, else RELEASED
+
+    @property
+    def total(self) -> int:
+        return self.own + self.added
+
+
+@lru_cache(maxsize=None)
+def _count(path: Path, lang: str) -> int:
+    return len(read_examples(path, lang))
+
+
+def _size(source: FileSource, lang: str, released: int | None) -> tuple[int, str]:
+    """Count the local train file (a missing one is the run's own user error), else the release size."""
+    if source.root is not None:
+        return _count(source.path("train"), lang), COUNTED
+    if released is None:
+        raise UserError(f"no known train size for {source.name}",
+                        fix="pass data.root=DIR so the plan can count the files")
+    return released, RELEASED
+
+
+def train_size(cfg: DictConfig) -> TrainSize:
+    """Examples per epoch of the run `cfg` describes (data.max_train_samples cuts the own split)."""
+    own, origin = _size(language_source(cfg), cfg.lang.code, cfg.lang.get("released_train_size"))
+    if cfg.data.max_train_samples is not None:
+        own = min(own, int(cfg.data.max_train_samples))
+    n = parse_n_samples(cfg.data.mnli.n_samples)
+    if n == 0:
+        return TrainSize(own, 0, origin)
+    pool, pool_origin = _size(mnli_source(cfg), "en", cfg.data.mnli.get("released_train_size"))
+    check_pool_size(n, pool)
+    return TrainSize(own, pool if n == ALL else n, origin if origin == pool_origin else RELEASED)

@@ -1,0 +1,31 @@
+"""A Hydra callback that prints the sweep's results table when a multirun ends."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from stability.core.runrecord import RunRecord, iter_runs
+
+
+def format_table(rows: list[RunRecord]) -> str:
+    """Seed, validation accuracy, overall MCC and mean category MCC, one line per run."""
+    header = f"{'lang':<5} {'setup':<28} {'seed':>4} {'val acc':>8} {'overall MCC':>12} {'mean cat MCC':>13}"
+    lines = [header, "-" * len(header)]
+    for m in sorted(rows, key=lambda m: (m.lang, m.setup, m.seed)):
+        lines.append(f"{m.lang:<5} {m.setup:<28} {m.seed:>4} {m.val_accuracy:>8.4f} "
+                     f"{m.overall_mcc:>12.4f} {m.mean_category_mcc:>13.4f}")
+    return "\n".join(lines)
+
+
+class SweepTable(Callback):
+    """Reads the record of every finished run under the sweep directory once all jobs have returned."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        rows = [run.read_record(require=("val_accuracy", "overall_mcc", "mean_category_mcc"))
+                for run in iter_runs(sweep_dir)]
+        if rows:
+            print(f"\nResults in {sweep_dir} ({len(rows)} runs):\n{format_table(rows)}")

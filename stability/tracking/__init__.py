@@ -1,0 +1,8 @@
+"""Experiment tracking for fine-tuning runs: `logger=none` (the run directory is the record)
+or `logger=wandb` (Weights & Biases).
+
+May import `stability.core` and, to draw the same figures as the report, `stability.report`.
+"""
+from stability.tracking.trackers import NoTracker, Tracker, make_tracker
+
+__all__ = ["NoTracker", "Tracker", "make_tracker"]
