@@ -114,6 +114,22 @@ def _quiet_transformers() -> Iterator[None]:
         hf_logging.enable_progress_bar()
 
 
+def _unloadable(spec: EncoderSpec, err: Exception) -> UserError:
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return UserError(f"cannot load the {spec.label} encoder '{spec.source}' ({first})",
+                     fix="pass model.name=<local checkpoint folder or an HF id in the local cache>, "
+                         "or runs=<folder of runs trained with trainer.save_model=true>")
+
+
+def check_available(spec: EncoderSpec) -> None:
+    """Fail before any data is read or annotated when the checkpoint cannot be found."""
+    try:
+        with _quiet_transformers():
+            AutoConfig.from_pretrained(spec.source)
+    except (OSError, ValueError) as err:
+        raise _unloadable(spec, err) from None
+
+
 def load_encoder(spec: EncoderSpec) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The bare encoder (no task head) and its tokenizer; a missing checkpoint is a user error."""
     try:
@@ -126,10 +142,7 @@ def load_encoder(spec: EncoderSpec) -> tuple[PreTrainedModel, PreTrainedTokenize
                 torch.manual_seed(spec.init_seed)
                 model = AutoModel.from_config(config)
     except (OSError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UserError(f"cannot load the {spec.label} encoder '{spec.source}' ({first})",
-                        fix="pass model.name=<local checkpoint folder or an HF id in the local cache>, "
-                            "or runs=<folder of runs trained with trainer.save_model=true>") from None
+        raise _unloadable(spec, err) from None
     return model.eval(), tokenizer
 
 

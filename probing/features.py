@@ -22,7 +22,6 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from stability.core.atomic import atomic_path
-from stability.core.errors import UserError
 from stability.core.progress import progress
 from stability.core.records import Example
 
@@ -131,8 +130,6 @@ def pair_vectors(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, enc
 
 def pair_features(vectors: PairVectors, kind: str) -> np.ndarray:
     """(layers, n, dims) float32 pair representation: [u; v] or [u; v; |u − v|; u * v]."""
-    if kind not in PAIR_FEATURES:
-        raise UserError(f"probe.pair_features={kind!r} is not known", fix=f"use one of: {', '.join(PAIR_FEATURES)}")
     u, v = vectors.u.astype(np.float32), vectors.v.astype(np.float32)
     parts = [u, v] if kind == "uv" else [u, v, np.abs(u - v), u * v]
     return np.concatenate(parts, axis=2)

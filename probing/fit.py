@@ -124,8 +124,9 @@ def _direction(grad: torch.Tensor, history: list[tuple[torch.Tensor, torch.Tenso
     return -q
 
 
-def _step(batch: _Batch, x: torch.Tensor, active: torch.Tensor) -> None:
-    """One L-BFGS step of every active problem, with a per-problem Armijo backtracking.
+def _step(batch: _Batch, x: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+    """One L-BFGS step of every active problem, with a per-problem Armijo backtracking;
+    returns where the step did not lower the loss (the problem cannot improve in float32).
 
     The logits are linear in the step length (z + t·Xd), so after one pass for Xd the
     line search tries step lengths without touching the features again.
@@ -151,7 +152,9 @@ def _step(batch: _Batch, x: torch.Tensor, active: torch.Tensor) -> None:
     sy = _dot(s, y)
     rho = torch.where(sy > _CURVATURE_EPS, 1.0 / sy.clamp_min(_CURVATURE_EPS), torch.zeros_like(sy))
     batch.history = [*batch.history[-(_HISTORY - 1):], (s, y, rho)]
+    stalled = ~accepted | (loss >= batch.loss)        # not even a float32 rounding step lower
     batch.params, batch.z, batch.loss, batch.grad = params, z, loss, grad
+    return stalled
 
 
 def _padded(n: int) -> int:
@@ -169,8 +172,9 @@ def fit_logistic(x: torch.Tensor, y: np.ndarray, l2: np.ndarray, sample_weight: 
     """Fit every (layer, column) problem: x (layers, n, dims + 1) standardised with a bias
     column, y (n, columns) 0/1, l2 (columns,) strengths, sample_weight (n, columns) or None.
 
-    Stops when every problem's largest gradient entry is below `tol` (scikit-learn's
-    lbfgs criterion) or after `max_iter` steps.
+    A problem stops when its largest gradient entry is below `tol` (scikit-learn's lbfgs
+    criterion) or when no step along its direction lowers the loss any more (float32
+    precision); all stop after `max_iter` steps.
     """
     device, dtype = x.device, x.dtype
     n_layers, n, width = x.shape
@@ -198,8 +202,8 @@ def fit_logistic(x: torch.Tensor, y: np.ndarray, l2: np.ndarray, sample_weight: 
     active[:, n_columns:] = False
     while iteration < max_iter and bool(active.any()):
         iteration += 1
-        _step(batch, x, active)
-        active = active & (batch.grad.abs().amax(dim=2) > tol)
+        stalled = _step(batch, x, active)
+        active = active & (batch.grad.abs().amax(dim=2) > tol) & ~stalled
         still = active.any(dim=0)
         if _padded(int(still.sum())) <= _COMPACT_BELOW * len(still):
             result[:, batch.columns] = batch.params

@@ -11,8 +11,15 @@ from omegaconf import DictConfig
 
 from probing import figures, markdown
 from probing.data import load_diagnostic, load_probe_splits
-from probing.encoders import EncoderSpec, ProbePlan, encoder_fingerprint, load_encoder, plan_from_runs, \
-    plan_without_runs
+from probing.encoders import (
+    EncoderSpec,
+    ProbePlan,
+    check_available,
+    encoder_fingerprint,
+    load_encoder,
+    plan_from_runs,
+    plan_without_runs,
+)
 from probing.features import pair_features, pair_vectors
 from probing.probe import ProbeScores, probe_kfold, probe_with_heldout
 from probing.seeds import prediction_key, probe_intervals, seed_stability
@@ -112,6 +119,7 @@ def run_probing(cfg: DictConfig) -> Path:
     settings = probe_settings(cfg)
     plan: ProbePlan = plan_from_runs(Path(str(cfg.runs)).expanduser(), cfg.lang.code, settings.fit.seed) \
         if cfg.runs else plan_without_runs(cfg.model, settings.fit.seed)
+    check_available(plan.pretrained)
     inputs = probe_inputs(cfg, settings)
     for note in inputs.tasks.notes:
         log.warning("%s", note)

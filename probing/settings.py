@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import torch
 from omegaconf import DictConfig, ListConfig
 
+from probing.data import HELDOUT_CHOICES
 from probing.features import PAIR_FEATURES
 from probing.probe import FitSettings
 from probing.tasks import LABEL_SOURCES
@@ -59,6 +60,8 @@ def probe_settings(cfg: DictConfig) -> ProbeSettings:
     probe = cfg.probe
     if probe.labels not in LABEL_SOURCES:
         raise UserError(f"probe.labels={probe.labels!r} is not known", fix=f"use one of: {', '.join(LABEL_SOURCES)}")
+    if probe.heldout not in HELDOUT_CHOICES:
+        raise UserError(f"probe.heldout={probe.heldout!r} is not known", fix=f"use one of: {', '.join(HELDOUT_CHOICES)}")
     if probe.pair_features not in PAIR_FEATURES:
         raise UserError(f"probe.pair_features={probe.pair_features!r} is not known",
                         fix=f"use one of: {', '.join(PAIR_FEATURES)}")

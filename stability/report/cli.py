@@ -14,6 +14,7 @@ from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
 from stability.report.collect import collect
 from stability.report.compare import check_setups, delta_shares, setup_deltas
 from stability.report.markdown import Comparison, Report, render
+from stability.report.probing import probing_section
 from stability.report.sizes import size_curve
 from stability.report.stats import category_stats, language_corr, summary
 
@@ -157,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
         language_figures=figures.language_heatmaps(stats, writer.out) if draw else [],
         size_figure=figures.size_curve_plot(curve, writer.out) if draw and not curve.empty else None,
         comparison=_comparison(args, collected.predictions, stats, writer) if args.compare else None,
+        probing=probing_section(args.paths),
         **_per_item(args, collected.predictions, writer),
     )
     (writer.out / "report.md").write_text(render(report), encoding="utf-8")

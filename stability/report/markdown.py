@@ -46,6 +46,7 @@ class Report:
     seed_figures: list[Path] = field(default_factory=list)
     language_figures: list[Path] = field(default_factory=list)
     size_figure: Path | None = None
+    probing: str = ""            # the probing section (stability.report.probing), if any
 
     @property
     def figures(self) -> list[Path]:
@@ -202,5 +203,5 @@ def render(report: Report) -> str:
     """The whole page; sections whose inputs are missing are left out."""
     parts = [f"# Fine-tuning stability report\n\nInputs: {report.sources}.\n", _summary(report),
              _stability(report), _language_corr(report), _agreement(report), _bootstrap(report),
-             _comparison(report), _sizes(report)]
+             _comparison(report), _sizes(report), report.probing]
     return "\n".join(part for part in parts if part)
