@@ -12,12 +12,16 @@ All (layer, task, strength, control) problems of one split go into one batched f
 """
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from probing.fit import fit_logistic, standardise
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -67,9 +71,14 @@ def fit_and_select(fit_x: np.ndarray, heldout_x: np.ndarray, test_x: np.ndarray,
     control_fit, control_heldout = permuted_within(y_fit, rng), permuted_within(y_heldout, rng)
     n_strengths, n_tasks = len(settings.l2), y_fit.shape[1]
     columns = np.repeat(np.concatenate([y_fit, control_fit], axis=1), n_strengths, axis=1)
+    started = time.perf_counter()
     x = standardise(fit_x, {"heldout": heldout_x, "test": test_x}, settings.device)
     fitted = fit_logistic(x["fit"], columns, np.tile(settings.l2, 2 * n_tasks),
                           max_iter=settings.max_iter, tol=settings.tol)
+    log.debug("fitted %d probes (%d layers × %d tasks and controls × %d strengths) on %d pairs in %.1f s: "
+             "%d L-BFGS steps, %d stopped at probe.max_iter", fitted.converged.size, fit_x.shape[0],
+             2 * n_tasks, n_strengths, fit_x.shape[1], time.perf_counter() - started, fitted.iterations,
+             int((~fitted.converged).sum()))
     shape = (fit_x.shape[0], 2, n_tasks, n_strengths, -1)       # layers, task|control, tasks, strengths, n
     heldout_pred = fitted.predict(x["heldout"]).reshape(shape)
     targets = np.stack([y_heldout.T, control_heldout.T])[None, :, :, None, :]

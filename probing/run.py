@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,9 +84,14 @@ def probe_encoder(spec: EncoderSpec, inputs: ProbeInputs, settings: ProbeSetting
         features[split] = pair_features(vectors, settings.pair_features)
     del model
     labels = _labels(inputs)
+    started = time.perf_counter()
     if settings.labels == "gold":
-        return probe_kfold(features["test"], labels["test"], settings.fit, settings.folds)
-    return probe_with_heldout(features, labels, settings.fit)
+        scores = probe_kfold(features["test"], labels["test"], settings.fit, settings.folds)
+    else:
+        scores = probe_with_heldout(features, labels, settings.fit)
+    log.info("[%s] probes of %d tasks × %d layers (and their controls) fitted in %.1f s", spec.label,
+             len(inputs.tasks.tasks), scores.test_acc.shape[1], time.perf_counter() - started)
+    return scores
 
 
 def table_rows(spec: EncoderSpec, scores: ProbeScores, control: ProbeScores, task_names: list[str]

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import assert_one_line_error
 from probe_helpers import probe_cli
 
 from probing.settings import probe_settings
@@ -14,15 +14,6 @@ from stability.core.errors import UserError
 from stability.core.runrecord import RunDir, RunRecord
 
 SHARED_GROUPS = ("lang", "model", "data", "annotator", "paths")
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ") and "(fix: " in lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_probe_config_composes_the_training_groups():
