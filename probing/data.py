@@ -22,7 +22,6 @@ from stability.data.formats import read_examples
 from stability.data.loading import language_source, take_first
 
 HELDOUT_CHOICES = ("auto", "test", "validation")
-SPLITS = ("fit", "heldout", "test")
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,12 @@ class ProbePlan:
     random_init: EncoderSpec
     model_name: str
 
+    @property
+    def display_name(self) -> str:
+        """The model for titles: an HF id as it is, a local folder by its last two path parts."""
+        path = Path(self.model_name)
+        return "/".join(path.parts[-2:]) if path.is_dir() else self.model_name
+
 
 def random_init_of(spec: EncoderSpec, seed: int) -> EncoderSpec:
     return EncoderSpec(RANDOM_INIT, None, spec.source, init_seed=seed)

@@ -29,7 +29,7 @@ def figure_path(out: Path, task: str) -> Path:
 
 
 def task_figure(rows: pd.DataFrame, task: str, title: str, out: Path) -> Path:
-    """`probing_<task>.png` from the probing.csv rows of `task`."""
+    """`probing_<task>.png` from the probing.csv rows of `task`; `title` names the data."""
     mine = rows[rows["task"] == task]
     fig, ax = plt.subplots(figsize=(7.6, 5.2))
     pretrained = mine[mine["model"] == PRETRAINED].sort_values("layer")
@@ -42,12 +42,12 @@ def task_figure(rows: pd.DataFrame, task: str, title: str, out: Path) -> Path:
         by_layer = group.groupby("layer", sort=True)
         mean, control = by_layer["test_acc"].mean(), by_layer["control_acc"].mean()
         n_seeds = group["seed"].nunique()
+        ax.plot(mean.index, mean, color=colour, marker="s", linewidth=2.2,
+                label=f"{model}: mean of {n_seeds} seeds" if n_seeds > 1 else f"{model} (1 seed)")
         if n_seeds > 1:
             std = by_layer["test_acc"].std(ddof=1)
             ax.fill_between(mean.index, mean - std, mean + std, color=colour, alpha=0.2, linewidth=0,
                             label=f"{model}: ± σ over seeds")
-        ax.plot(mean.index, mean, color=colour, marker="s", linewidth=2.2,
-                label=f"{model}: mean of {n_seeds} seeds" if n_seeds > 1 else f"{model} (1 seed)")
         ax.plot(control.index, control, color=colour, linestyle="--", linewidth=1.2,
                 label=f"{model}: control task")
     ax.plot(pretrained["layer"], pretrained["random_init_acc"], color=_RANDOM_COLOUR, linestyle="--",
@@ -58,11 +58,10 @@ def task_figure(rows: pd.DataFrame, task: str, title: str, out: Path) -> Path:
     ax.set_xticks(layers)
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("accuracy on the diagnostic set")
-    ax.set_title(f"{task}: probe accuracy by layer\n{title}", fontsize=11)
+    ax.set_title(f"{task}: probe accuracy by layer\n{title}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
-    fig.tight_layout()
     path = figure_path(out, task)
-    fig.savefig(path, dpi=_DPI)
+    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
     plt.close(fig)
     return path

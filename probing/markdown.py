@@ -31,6 +31,7 @@ class ProbingPage:
     intervals: pd.DataFrame          # probing_ci.csv
     seeds: pd.DataFrame              # probing_seeds.csv (empty without ≥ 1 fine-tuned setup)
     figures: list[Path]
+    shares: dict[str, str]           # task -> share of positive pairs per split
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -63,7 +64,7 @@ def _setup(page: ProbingPage) -> str:
     else:
         labels = "the diagnostic set's gold categories (`gold:<category>`)"
     strengths = ", ".join(f"{value:g}" for value in settings.fit.l2)
-    text = (f"# Layer-wise probes: {page.lang} · {plan.model_name}\n\n"
+    text = (f"# Layer-wise probes: {page.lang} · {plan.display_name}\n\n"
             "Encoders:\n\n" + "".join(f"- {line}\n" for line in encoders)
             + "\nData:\n\n" + "".join(f"- {line}\n" for line in data)
             + f"\nLabels: {labels}.\n\n"
@@ -115,8 +116,10 @@ def _task_section(page: ProbingPage, task: str, figure: Path) -> str:
         layer = mine["test_acc_mean"].idxmax()
         summary += (f"; {model}: best layer {layer} ({_num(mine.loc[layer, 'test_acc_mean'])} mean over "
                     f"{int(mine.loc[layer, 'n_seeds'])} seeds), layer-profile correlation between seeds "
-                    f"{_num(mine['profile_corr'].iloc[0])} ({int(mine['profile_pairs'].iloc[0])} pairs)")
-    return f"## {task}\n\n![{task}]({figure.name})\n\n{summary}.\n\n" + _table(header, table)
+                    f"{_num(mine['profile_corr'].iloc[0])} (seed pairs used: {int(mine['profile_pairs'].iloc[0])}"
+                    f", skipped as constant: {int(mine['profile_skipped'].iloc[0])})")
+    return (f"## {task}\n\nPositive pairs: {page.shares[task]}.\n\n![{task}]({figure.name})\n\n{summary}.\n\n"
+            + _table(header, table))
 
 
 def render(page: ProbingPage) -> str:

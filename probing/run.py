@@ -25,7 +25,7 @@ from probing.features import pair_features, pair_vectors
 from probing.probe import ProbeScores, probe_kfold, probe_with_heldout
 from probing.seeds import prediction_key, probe_intervals, seed_stability
 from probing.settings import ProbeSettings, probe_settings
-from probing.tasks import TaskSet, annotator_tasks, gold_tasks
+from probing.tasks import Task, TaskSet, annotator_tasks, gold_tasks
 from stability.core.atomic import atomic_path, atomic_write_text
 from stability.core.errors import UserError
 from stability.core.probetable import PROBING_COLUMNS, write_probing_table
@@ -62,6 +62,12 @@ def probe_inputs(cfg: DictConfig, settings: ProbeSettings) -> ProbeInputs:
                         fix="use more training data (data.max_train_samples) or other probe.tasks")
     return ProbeInputs(examples, tasks, {"fit": " + ".join(splits.fit_from), "heldout": splits.heldout_from,
                                          "test": "diagnostic"})
+
+
+def positive_shares(task: Task, describe: dict[str, str]) -> str:
+    """`fit 83 %, held-out 84 %, diagnostic 78 %`: how balanced the task is on each split."""
+    names = {"fit": "fit", "heldout": "held-out", "test": "diagnostic"}
+    return ", ".join(f"{names[split]} {100 * task.labels[split].mean():.0f} %" for split in describe)
 
 
 def _labels(inputs: ProbeInputs) -> dict[str, np.ndarray]:
@@ -156,11 +162,13 @@ def run_probing(cfg: DictConfig) -> Path:
     seeds = seed_stability(rows, predictions, labels, settings.bootstrap, settings.confidence, settings.fit.seed)
     if not seeds.empty:
         _write_csv(seeds, out / "probing_seeds.csv")
-    title = f"{cfg.lang.code} · {plan.model_name}"
-    pictures = [figures.task_figure(rows, task, title, out) for task in task_names]
+    shares = {task.name: positive_shares(task, inputs.describe) for task in inputs.tasks.tasks}
+    pictures = [figures.task_figure(rows, task, f"{cfg.lang.code} · {plan.display_name} · positive pairs: "
+                                                f"{shares[task]}", out) for task in task_names]
     page = markdown.render(markdown.ProbingPage(
         lang=cfg.lang.code, plan=plan, settings=settings, inputs=inputs.describe, n_examples={
             split: len(examples) for split, examples in inputs.examples.items()},
-        tasks=inputs.tasks, rows=rows, intervals=intervals, seeds=seeds, figures=pictures))
+        tasks=inputs.tasks, rows=rows, intervals=intervals, seeds=seeds, figures=pictures,
+        shares=shares))
     atomic_write_text(out / "probing.md", page)
     return out

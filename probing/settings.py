@@ -58,13 +58,11 @@ def _device(value: str) -> str:
 def probe_settings(cfg: DictConfig) -> ProbeSettings:
     """The checked settings; a bad value is a one-line user error naming the key."""
     probe = cfg.probe
-    if probe.labels not in LABEL_SOURCES:
-        raise UserError(f"probe.labels={probe.labels!r} is not known", fix=f"use one of: {', '.join(LABEL_SOURCES)}")
-    if probe.heldout not in HELDOUT_CHOICES:
-        raise UserError(f"probe.heldout={probe.heldout!r} is not known", fix=f"use one of: {', '.join(HELDOUT_CHOICES)}")
-    if probe.pair_features not in PAIR_FEATURES:
-        raise UserError(f"probe.pair_features={probe.pair_features!r} is not known",
-                        fix=f"use one of: {', '.join(PAIR_FEATURES)}")
+    for key, value, choices in (("probe.labels", probe.labels, LABEL_SOURCES),
+                                ("probe.heldout", probe.heldout, HELDOUT_CHOICES),
+                                ("probe.pair_features", probe.pair_features, PAIR_FEATURES)):
+        if value not in choices:
+            raise UserError(f"{key}={value!r} is not known", fix=f"use one of: {', '.join(choices)}")
     tasks = list(probe.tasks) if isinstance(probe.tasks, (list, ListConfig)) else [str(probe.tasks)]
     l2 = list(probe.l2) if isinstance(probe.l2, (list, ListConfig)) else [probe.l2]
     if not tasks or not l2:
