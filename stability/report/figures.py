@@ -189,12 +189,15 @@ def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataF
     size = len(next(iter(matrices.values()))[0])
     fig, axes = plt.subplots(1, n, figsize=(n * (1.1 * size + 2.6), 1.0 * size + 1.8), squeeze=False)
     for ax, (title, (mean, std, pairs)) in zip(axes[0], matrices.items()):
-        labels = mean.map(lambda v: f"{UNDEFINED_TEXT}\n(< 2 runs)" if pd.isna(v) else f"{v:.2f}") \
+        labels = mean.map(lambda v: "" if pd.isna(v) else f"{v:.2f}") \
             + std.map(lambda v: "" if pd.isna(v) else f" ± {v:.2f}") \
             + pairs.map(lambda v: "" if pd.isna(v) else f"\n{int(v)} run pair{'s' if v != 1 else ''}")
         sns.heatmap(mean.fillna(0.0), ax=ax, cmap=CMAP, center=0.0, vmin=-1.0, vmax=1.0, annot=labels.to_numpy(),
                     fmt="", annot_kws={"size": 8}, mask=mean.isna(), linewidths=0.6, linecolor="white", square=True,
                     cbar_kws={"label": "Cohen's κ (mean over seeds)", "shrink": 0.7})
+        for row, column in zip(*np.nonzero(mean.isna().to_numpy())):
+            ax.text(column + 0.5, row + 0.5, f"{UNDEFINED_TEXT}\n(fewer than 2 runs)", ha="center", va="center",
+                    size=8, color="#555555")
         for i in range(size):
             ax.add_patch(plt.Rectangle((i, i), 1, 1, fill=False, edgecolor="black", linewidth=1.4))
         ax.set_title(title)
