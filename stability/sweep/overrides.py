@@ -12,11 +12,11 @@ from pathlib import Path
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 
 _RANGE_ITEM = re.compile(r"^(?P<a>[^./\\\s][^/\\\s]*?)\.\.(?P<b>[^./\\\s][^/\\\s]*)$")
 _INTEGER = re.compile(r"^-?\d+$")
-_MULTIRUN_FLAGS = ("-m", "--multirun")
+MULTIRUN_FLAGS = ("-m", "--multirun")
 
 
 def expand_ranges(override: str) -> str:
@@ -56,12 +56,12 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
         try:
             parsed = parser.parse_override(text)
         except HydraException as err:
-            message = str(err).strip().splitlines()[0]
+            message = first_line(err)
             raise UserError(f"cannot parse override '{text}' ({message})",
                             fix="write key=value, key=a,b for a sweep, or key=a..b for a range") from None
         sweep = sweep or parsed.is_sweep_override()
         _check_group_choices(parsed, conf_dir)
-    if sweep and not any(flag in out for flag in _MULTIRUN_FLAGS):
+    if sweep and not any(flag in out for flag in MULTIRUN_FLAGS):
         out.insert(0, "--multirun")
     return out
 
