@@ -32,7 +32,7 @@ def mnli_source(cfg: DictConfig) -> FileSource:
         files={"train": mnli.file},
         root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
         cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
-        download=DownloadSpec(mnli.download.base_url, dict(mnli.download.archives)),
+        download=DownloadSpec.from_config(mnli.download),
     )
 
 
