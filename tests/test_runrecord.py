@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from stability.core.errors import UserError
-from stability.core.runrecord import SCHEMA_VERSION, Prediction, RunDir, RunRecord, iter_runs
+from stability.core.runrecord import (
+    SCHEMA_VERSION,
+    Prediction,
+    RunDir,
+    RunRecord,
+    iter_runs,
+)
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.cli import main as report_main
 from stability.report.collect import collect
