@@ -214,11 +214,11 @@ def consistency(predictions: pd.DataFrame, failed: pd.DataFrame | None = None) -
         return None
     pairs = pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
     if (pairs["n_items"] == 0).any():
-        log.warning("%d run pairs share no diagnostic item (idx): their consistency is empty",
+        log.warning("warning: %d run pairs share no diagnostic item (idx): their consistency is empty",
                     int((pairs["n_items"] == 0).sum()))
     result = Consistency(pairs, _by_category(pd.concat(groups, ignore_index=True)), _summary(pairs))
     if result.n_constant:
-        log.warning("%d of %d run pairs include a run with constant predictions on the shared items: "
+        log.warning("warning: %d of %d run pairs include a run with constant predictions on the shared items: "
                     "κ is 0 there, and their raw consistency only reflects label shares",
                     result.n_constant, len(pairs))
     return result
