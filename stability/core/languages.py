@@ -30,6 +30,9 @@ class Language:
     # Latin-script words data QA accepts in this (Cyrillic-script) language's text although an
     # English word list holds them: transliterations and loanwords (da, net, tsar, ...)
     qa_allowed_words: frozenset[str] = frozenset()
+    # languages fastText's lid.176 confuses with this one on short texts (no/da for Swedish):
+    # data QA counts them as this language at line level
+    qa_lid_accepted: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,4 +51,5 @@ def language(code: str) -> Language:
                     alphabet=data["alphabet"], files=dict(data["files"]),
                     released_train_size=data.get("released_train_size"),
                     download=dict(data.get("download") or {}),
-                    qa_allowed_words=frozenset(data.get("dataqa_allowed_words") or ()))
+                    qa_allowed_words=frozenset(data.get("dataqa_allowed_words") or ()),
+                    qa_lid_accepted=frozenset(data.get("dataqa_lid_accepted") or ()))

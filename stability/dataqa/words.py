@@ -6,19 +6,24 @@
   never matches), and so are the language's `qa_allowed_words` (Russian written in Latin
   letters that is also an English word: "da", "net", "tsar", ...).
 - Latin-script languages: letters outside the language's alphabet (either case), apart
-  from `allowed` extra letters. Cyrillic left over from the Russian source, or foreign
-  diacritics, show up here.
+  from `allowed` extra letters. Cyrillic left over from the Russian source (whole
+  sentences, or single Cyrillic look-alikes such as "С" inside a Latin word) shows up
+  here. Latin letters with foreign diacritics inside a capitalised word are names kept in
+  their own spelling (Riihimäki, Dvořák; German also capitalises nouns such as Café) and
+  pass unless `names` is set; letters of any other script never pass.
 """
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 from stability.core.errors import UserError
 from stability.core.languages import Language
 
 # a run of lowercase ASCII letters not touching any other letter (so "iPhone" is not "hone")
 _LOWER_LATIN_WORD = re.compile(r"(?<![^\W\d_])[a-z]+(?![^\W\d_])")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,14 +48,24 @@ def foreign_words(text: str, language: Language, min_length: int) -> list[str]:
             if len(word) >= min_length and word in words and word not in language.qa_allowed_words]
 
 
-def foreign_letters(text: str, language: Language, allowed: str = "") -> list[str]:
-    """Letters outside a Latin-script language's alphabet (and `allowed`), each once, in order."""
+@functools.lru_cache(maxsize=None)
+def _is_latin(char: str) -> bool:
+    return unicodedata.name(char, "").startswith("LATIN")
+
+
+def foreign_letters(text: str, language: Language, allowed: str = "", names: bool = False) -> list[str]:
+    """Letters outside a Latin-script language's alphabet (and `allowed`), each once, in order;
+    foreign Latin letters in capitalised words (names) only when `names`."""
     letters = _letters(language.alphabet, allowed)
-    return list(dict.fromkeys(char for char in text if char.isalpha() and char not in letters))
+    found = []
+    for word in _WORD.findall(text):
+        name = word[0].isupper() and not names
+        found += [char for char in word if char not in letters and not (name and _is_latin(char))]
+    return list(dict.fromkeys(found))
 
 
-def word_findings(text: str, language: Language, min_length: int, allowed: str) -> list[str]:
+def word_findings(text: str, language: Language, min_length: int, allowed: str, names: bool = False) -> list[str]:
     """What the word-level check finds in `text` for the language's script (empty = pass)."""
     if language.script == "cyrillic":
         return foreign_words(text, language, min_length)
-    return foreign_letters(text, language, allowed)
+    return foreign_letters(text, language, allowed, names)

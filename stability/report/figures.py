@@ -237,7 +237,7 @@ def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str
     ax.invert_yaxis()
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("consistency: share of items with the same prediction (mean ± σ over seeds)")
-    ax.set_title(f"{setup}: {lang_a} vs {lang_b} per category (items in parentheses)")
+    ax.set_title(f"{setup}: {lang_a} vs {lang_b} per category, all runs (items in parentheses)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
     return _save(fig, out / f"consistency_{safe_name(setup)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")

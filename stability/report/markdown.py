@@ -302,6 +302,8 @@ def _consistency(report: Report) -> str:
                             _num(r.consistency_flagged), _num(r.consistency_unflagged),
                             _num(r.consistency_difference), _num(r.kappa_flagged), _num(r.kappa_unflagged)]
                            for r in crossed.flagged.itertuples()]))
+        if crossed.flagged.empty or not crossed.flagged["n_items_flagged"].any():
+            text += "\nNo diagnostic item of these languages carries a translation finding: nothing to compare.\n"
     return text + "\n" + _figures(crossed.figures)
 
 
