@@ -5,7 +5,9 @@ of the whole text), `word` (English words in Cyrillic-script text, letters outsi
 alphabet in Latin-script text), `same_text` (premise == hypothesis), `duplicate` /
 `near_duplicate` (within a file), `leak` (the pair also occurs in a file of another role,
 e.g. a train item in the diagnostic file). `role` is the file's part: train, validation,
-test, diagnostic (or `other`). The two language checks (`TRANSLATION_CHECKS`) are what the
+test, diagnostic (or `other`). The findings that make an item's translation suspect
+(`TRANSLATION_CHECKS`: the two language checks, and premise == hypothesis, which in a
+diagnostic set means the translation erased the contrast the item tests) are what the
 report joins with cross-lingual consistency.
 """
 from __future__ import annotations
@@ -20,8 +22,8 @@ from stability.core.atomic import atomic_write_text
 from stability.core.errors import UserError
 
 FLAGGED_FILE = "flagged.jsonl"
-TRANSLATION_CHECKS = ("line", "word")
-CHECKS = TRANSLATION_CHECKS + ("same_text", "duplicate", "near_duplicate", "leak")
+TRANSLATION_CHECKS = ("line", "word", "same_text")
+CHECKS = TRANSLATION_CHECKS + ("duplicate", "near_duplicate", "leak")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,10 @@ texts are equal, *near* duplicates when the cosine similarity of their character
 3-gram sets is at least `threshold` for the premises **and** for the hypotheses: the
 diagnostic sets are built of minimal pairs (the same premise with a one-word change in
 the hypothesis, or premise and hypothesis swapped), which a similarity of the whole pair
-would call duplicates.
+would call duplicates. Within a file, a pair is not a duplicate of its own swap: when the
+premise of one is at least as close to the hypothesis of the other (and vice versa) as to
+its premise, the two are a minimal pair of the diagnostic design (the same two sentences
+in both directions), not a repeated item.
 """
 from __future__ import annotations
 
@@ -63,13 +66,18 @@ def _matches(a: PairVectors, b: PairVectors, threshold: float, same: bool):
         exact_b.setdefault(key, j)
     for start in range(0, len(a.premises), _BLOCK):
         stop = min(start + _BLOCK, len(a.premises))
-        similar = np.minimum((a.premise_vectors[start:stop] @ b.premise_vectors.T).toarray(),
-                             (a.hypothesis_vectors[start:stop] @ b.hypothesis_vectors.T).toarray())
+        premises, hypotheses = a.premise_vectors[start:stop], a.hypothesis_vectors[start:stop]
+        similar = np.minimum((premises @ b.premise_vectors.T).toarray(),
+                             (hypotheses @ b.hypothesis_vectors.T).toarray())
+        if same:
+            swapped = np.minimum((premises @ b.hypothesis_vectors.T).toarray(),
+                                 (hypotheses @ b.premise_vectors.T).toarray())
+            similar[swapped >= similar - 1e-6] = 0.0
         for row in range(stop - start):
             i = start + row
             key = (a.premises[i], a.hypotheses[i])
             j = exact_b.get(key)
-            if j is not None and (not same or j < i):
+            if j is not None and (not same or (j < i and similar[row, j] > 0)):
                 yield i, j, True
                 continue
             candidates = np.flatnonzero(similar[row] >= threshold - 1e-6)

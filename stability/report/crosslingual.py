@@ -34,7 +34,8 @@ class CrossLingual:
 
 
 def flagged_items(folders: list[Path]) -> dict[str, set[str]]:
-    """Per language, the idx of diagnostic items with a translation finding (line or word level)."""
+    """Per language, the idx of diagnostic items with a translation finding (line or word level,
+    premise == hypothesis)."""
     items: dict[str, set[str]] = {}
     for folder in folders:
         for flag in read_flags(folder / FLAGGED_FILE):

@@ -136,7 +136,7 @@ def language_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame |
         fig, axes = _category_figure(1, *matrix.shape)
         _draw(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{setup}: mean category MCC",
               undefined=undefined)
-        axes[0, 0].set_xlabel("language")
+        axes[0, 0].set_xlabel("language" + ("   (n/a: MCC undefined in every seed)" if undefined is not None else ""))
         paths.append(_save(fig, out / f"heatmap_languages_{safe_name(setup)}.png"))
     return paths
 

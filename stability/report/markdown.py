@@ -294,7 +294,7 @@ def _consistency(report: Report) -> str:
                              for r in lowest.itertuples()) + ".\n")
     if crossed.flagged is not None:
         text += ("\nData QA × consistency: items flagged by `stability.dataqa` (line- or word-level language check, "
-                 "in either language's diagnostic file) against the other items; mean over seeds. Negative "
+                 "or premise = hypothesis, in either language's diagnostic file) against the other items; mean over seeds. Negative "
                  "difference = less consistent on flagged items; few flagged items make it noisy.\n\n"
                  + _table(["setup", "pair", "runs", "flagged items", "other items", "consistency flagged",
                            "consistency other", "difference", "κ flagged", "κ other"],
