@@ -184,3 +184,15 @@ def test_released_french_files(shared_data, tmp_path):
     assert table.loc["diagnostic", "n_texts"] == 2208 and table.loc["train", "n_texts"] == 5232
     assert table.loc["diagnostic", "n_leaked"] == 0 and table.loc["train", "n_leaked"] == 0
     assert table["line_pass_rate"].min() > 0.99 and table["word_pass_rate"].min() > 0.99
+
+
+def test_data_qa_language_facts_do_not_change_run_fingerprints():
+    from omegaconf import OmegaConf
+
+    from stability.core.runrecord import config_fingerprint
+
+    def fingerprint(**lang) -> str:
+        return config_fingerprint(OmegaConf.create({"seed": 0, "lang": {"code": "sv", **lang}}))
+
+    assert fingerprint(dataqa_lid_accepted=["no"], dataqa_allowed_words=["da"]) == fingerprint()
+    assert fingerprint(code="ru") != fingerprint()
