@@ -14,7 +14,7 @@ from stability.report.agreement import agreement_by_category, flip_items, item_a
 from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
 from stability.report.collect import collect
 from stability.report.compare import check_setups, delta_shares, setup_deltas
-from stability.report.crosslingual import CrossLingual, cross_lingual
+from stability.report.crosslingual import check_arguments, cross_lingual
 from stability.report.failed import FailedRule, failed_keys, failed_runs, without_failed
 from stability.report.markdown import Comparison, Report, render
 from stability.report.sizes import size_curve
@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> None:
         degenerate = without_failed(degenerate, failed)
     if args.compare:
         check_setups(results, *args.compare)
+    flagged_by_lang = check_arguments(args, predictions)
     writer = _Writer(args.out or default_out(args.paths[0]))
     draw = not args.no_figures
 
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         writer.csv(curve, "size_curve.csv")
     nonfailed = _nonfailed_stats(failed, results, writer)
     fine_flags = degenerate[degenerate["level"] == "fine"]
-    crossed = cross_lingual(predictions, failed, args, writer.out, writer.csv, draw)
+    crossed = cross_lingual(predictions, failed, args, flagged_by_lang, writer.out, writer.csv, draw)
     report = Report(
         sources=f"{collected.n_runs} run directories and {collected.n_csv} tidy CSV files "
                 f"from {', '.join(str(path) for path in args.paths)}",

@@ -44,6 +44,17 @@ def flagged_items(folders: list[Path]) -> dict[str, set[str]]:
     return items
 
 
+def check_arguments(args: argparse.Namespace, predictions: pd.DataFrame) -> dict[str, set[str]] | None:
+    """Fail before anything is written: unreadable --dataqa folders, --consistency-pair languages
+    without runs. Returns the flagged diagnostic items of --dataqa (None without it)."""
+    if args.consistency_pair:
+        missing = sorted(set(args.consistency_pair) - set(predictions["lang"]))
+        if missing:
+            raise UserError(f"--consistency-pair: no runs with predictions in {', '.join(missing)}",
+                            fix=f"choose from: {', '.join(sorted(set(predictions['lang']))) or 'none'}")
+    return flagged_items(args.dataqa) if args.dataqa else None
+
+
 def _bar_pair(tables: Consistency, setup: str, chosen: list[str] | None) -> tuple[str, str] | None:
     if not chosen:
         return lowest_kappa_pair(tables.summary, setup)
@@ -55,9 +66,11 @@ def _bar_pair(tables: Consistency, setup: str, chosen: list[str] | None) -> tupl
     return pair  # type: ignore[return-value]
 
 
-def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argparse.Namespace, out: Path,
+def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argparse.Namespace,
+                  flagged_by_lang: dict[str, set[str]] | None, out: Path,
                   write_csv: Callable[[pd.DataFrame, str], None], draw: bool) -> CrossLingual | None:
-    """All cross-lingual outputs; None when no setup has predictions of two languages."""
+    """All cross-lingual outputs; None when no setup has predictions of two languages.
+    `flagged_by_lang` comes from `check_arguments`."""
     if predictions.empty:
         return None
     tables = consistency(predictions, failed)
@@ -69,8 +82,8 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
     pairs = {setup: pair for setup in sorted(tables.summary["setup"].unique())
              if (pair := _bar_pair(tables, setup, args.consistency_pair)) is not None}
     flagged = None
-    if args.dataqa:
-        flagged = flagged_consistency(predictions, flagged_items(args.dataqa), failed)
+    if flagged_by_lang is not None:
+        flagged = flagged_consistency(predictions, flagged_by_lang, failed)
         write_csv(flagged, "consistency_flagged.csv")
     drawn = []
     if draw:

@@ -142,5 +142,7 @@ def test_data_qa_flags_joined_with_consistency(tmp_path):
     assert (row["lang_a"], row["lang_b"], row["n_items_flagged"], row["n_items_unflagged"]) == ("de", "fr", 2, 6)
     assert (row["consistency_flagged"], row["consistency_unflagged"], row["consistency_difference"]) == (0, 1, -1)
     assert "Data QA × consistency" in (out / "report.md").read_text()
-    with pytest.raises(SystemExit):
-        main([str(tmp_path / "runs"), "--out", str(out), "--no-figures", "--dataqa", str(tmp_path)])
+    for bad in (["--dataqa", str(tmp_path)], ["--consistency-pair", "fr", "sv"]):   # nothing written
+        with pytest.raises(SystemExit):
+            main([str(tmp_path / "runs"), "--out", str(tmp_path / "not_written"), "--no-figures", *bad])
+        assert not (tmp_path / "not_written").exists()
