@@ -11,6 +11,7 @@ Exclusion rules:
 Everything is deterministic: combinations are enumerated in a fixed order (slots sorted by
 name, entries in lexicon order) and a sample of n depends only on (seed, template id, number
 of combinations), so the same templates and lexicon sizes give the same `idx` in every language.
+`idx` is `<template id>:<slot>=<entry index>,...` over the slots that can take more than one value.
 """
 from __future__ import annotations
 
@@ -196,10 +197,13 @@ def expand(template: Template, lexicons: Mapping[str, Lexicon], n: int | None = 
     check_references(template, lexicons)
     combinations = list(assignments(template, lexicons))
     varied = varied_dimensions(template, lexicons)
+    # a slot with one possible value (a helper word such as Russian быть) varies nothing and
+    # is left out of idx, so languages that need such a word still align with those that don't
+    named = [slot for slot, entries in domains(template, lexicons).items() if len(entries) > 1]
     items = []
     for position in sample_positions(len(combinations), n, seed, template.id):
         chosen = combinations[position]
-        idx = template.id + ":" + ",".join(f"{slot}={chosen[slot].index}" for slot in template.slots)
+        idx = template.id + ":" + ",".join(f"{slot}={chosen[slot].index}" for slot in named)
         features = {f"{slot}.{name}": chosen[slot].inherent[name]
                     for slot, names in varied.items() for name in names if name in chosen[slot].inherent}
         items.append(Item(idx, template, render(template, template.premise, chosen),

@@ -9,7 +9,7 @@ the same in every language, which is what aligns generated items across language
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from stability.core.errors import UserError
@@ -28,6 +28,8 @@ class Entry:
     forms: tuple[tuple[Bundle, str], ...]
     inherent: Mapping[str, str]
     lemma: str | None = None
+    # rendered forms by request: a suite asks the same few questions thousands of times
+    _found: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -40,6 +42,12 @@ class Entry:
         Dimensions no form of the entry names are ignored (`rapide`, written without gender,
         serves both genders); a missing form is an error, never a silent fallback.
         """
+        key = tuple(sorted(request.items()))
+        if key not in self._found:
+            self._found[key] = self._lookup(request)
+        return self._found[key]
+
+    def _lookup(self, request: Bundle) -> str:
         known = {name for bundle, _ in self.forms for name in bundle}
         wanted = {name: value for name, value in request.items() if name in known}
         forms = {form for bundle, form in self.forms

@@ -51,8 +51,10 @@ def grammemes(bundle: Bundle) -> set[str]:
 def _lemma_parse(lemma: str, pos: str, tags: set[str], where: str):
     for parse in analyzer().parse(lemma):
         wanted = parse.tag.POS == _LEMMA_POS[pos] and tags <= parse.tag.grammemes
-        if wanted and parse.normal_form == lemma.lower() and not (_PROPER - tags) & parse.tag.grammemes:
+        if wanted and parse.is_known and parse.normal_form == lemma.lower() \
+                and not (_PROPER - tags) & parse.tag.grammemes:
             return parse
+    # a guessed paradigm (an unknown word) is not trusted to inflect
     raise UserError(f"pymorphy3 knows no {pos} '{lemma}'" + (f" tagged {', '.join(sorted(tags))}" if tags else ""),
                     path=where, fix="check the spelling, the pos and the tags of this lemma")
 
