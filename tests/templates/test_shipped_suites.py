@@ -126,6 +126,7 @@ def test_german_case_and_swedish_definiteness_in_items():
     assert (german.premise, german.hypothesis) == ("Den Nachbarn warnte die Lehrerin.",
                                                    "Der Nachbar warnte die Lehrerin.")
     assert by_idx("de")["datives.not_entailed:name=0,obj=0,role=1"].hypothesis == "Die Lehrerin gab Anna das Buch."
+    assert by_idx("de")["datives.entailed:name=0,obj=0,role=1"].hypothesis == "Der Lehrerin gab Anna das Buch."
     swedish = by_idx("sv")
     assert swedish["sv.definite_number.entailed:name=0,see=0,thing=0"].premise == "Anna såg husen."
     assert swedish["sv.definite_number.not_entailed:name=0,see=0,thing=0"].premise == "Anna såg huset."
