@@ -1,4 +1,9 @@
-"""The data-setup name that goes into run paths and metrics.json (e.g. `rte+mnli10000`)."""
+"""Data-setup names (e.g. `rte+mnli10000`), built for run paths and records and parsed back
+by the report: both directions live here so they cannot drift apart.
+
+Names: `rte`, `rte+mnli<N>`, `rte+mnli_all`, optionally with a feature-control suffix
+(`rte+mnli10000+Negation50`).
+"""
 from __future__ import annotations
 
 import re
@@ -18,3 +23,23 @@ def setup_name(n_samples: object, feature: object = None, presence: object = Non
         name += f"+{slug}{share}"
     return name
 
+
+_SETUP_NAME = re.compile(rf"^{BASE_SETUP}(?:\+mnli(\d+|_all))?(?:\+.+)?$")
+_MNLI_PART = re.compile(r"\+mnli(?:\d+|_all)(?=\+|$)")
+
+
+def n_added_from_setup(setup: str) -> float:
+    """MNLI examples added, read from the setup name: `rte` → 0, `rte+mnli<N>` → N.
+
+    NaN when the name does not say (`rte+mnli_all`, names outside the convention);
+    run directories carry the real count in metrics.json instead.
+    """
+    match = _SETUP_NAME.match(setup)
+    if match is None or match.group(1) == "_all":
+        return float("nan")
+    return float(match.group(1) or 0)
+
+
+def setup_family(setup: str) -> str:
+    """The setup name without its MNLI-size part: the setups one size curve joins."""
+    return _MNLI_PART.sub("", setup)

@@ -38,7 +38,7 @@ def language_source(cfg: DictConfig) -> FileSource:
         files=dict(cfg.lang.files),
         root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
         cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
-        download=DownloadSpec(cfg.lang.download.base_url, dict(cfg.lang.download.archives)),
+        download=DownloadSpec.from_config(cfg.lang.download),
     )
 
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
 import pandas as pd
 
 from stability.core.errors import UserError, exit_on_user_error
+from stability.core.progress import setup_cli_logging
 from stability.report import figures
 from stability.report.agreement import agreement_by_category, flip_items, item_agreement
 from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
@@ -17,6 +18,8 @@ from stability.report.markdown import Comparison, Report, render
 from stability.report.sizes import size_curve
 from stability.report.stats import category_stats, language_corr, summary
 from stability.report.suites import suite_accuracy, suite_section
+
+log = logging.getLogger(__name__)
 
 DESCRIPTION = """\
 Seed-stability report for runs of stability.train (DESIGN.md sections 4-6).
@@ -73,10 +76,6 @@ def default_out(first: Path) -> Path:
     return first / "report" if first.is_dir() else first.parent / "report"
 
 
-def _note(message: str) -> None:
-    print(f"note: {message}", file=sys.stderr)
-
-
 class _Writer:
     """Writes tables into the output folder and remembers what it wrote."""
 
@@ -114,7 +113,7 @@ def _comparison(args: argparse.Namespace, predictions: pd.DataFrame, stats: pd.D
 def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writer) -> dict[str, pd.DataFrame]:
     """Agreement and bootstrap tables, which need the runs' predictions.jsonl."""
     if predictions.empty:
-        _note("no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
+        log.info("note: no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
         return {}
     items = item_agreement(predictions)
     by_category = agreement_by_category(items)
@@ -131,6 +130,7 @@ def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writ
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `python -m stability.report`."""
+    setup_cli_logging()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.bootstrap < 0 or not 0 < args.confidence < 1 or args.flip_top < 1:
