@@ -12,7 +12,8 @@ COMMANDS = {"stability.train", "stability.plan", "stability.generate"}
 # What each part may import from the project (besides itself).
 ALLOWED: dict[str, set[str]] = {
     "stability.core": set(),
-    "stability.data": {"stability.core"},
+    # data.diagnostic=generated: the diagnostic set generated from the test-suite templates
+    "stability.data": {"stability.core", "stability.templates"},
     "stability.tracking": {"stability.core", "stability.report"},
     "stability.finetune": {"stability.core", "stability.data", "stability.tracking"},
     "stability.sweep": {"stability.core", "stability.data", "stability.finetune.distributed"},

@@ -1,5 +1,7 @@
 """Data-setup names (e.g. `rte+mnli10000`), built for run paths and records and parsed back
-by the report: both directions live here so they cannot drift apart.
+by the report: both directions live here so they cannot drift apart. Also the tag that
+keeps runs scored on another diagnostic set (a generated suite, a file) in folders of
+their own.
 
 Names: `rte`, `rte+mnli<N>`, `rte+mnli_all`, optionally with a feature-control suffix
 (`rte+mnli10000+Negation50`).
@@ -7,6 +9,7 @@ Names: `rte`, `rte+mnli<N>`, `rte+mnli_all`, optionally with a feature-control s
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 BASE_SETUP = "rte"
 
@@ -22,6 +25,17 @@ def setup_name(n_samples: object, feature: object = None, presence: object = Non
         share = f"{float(presence):g}" if presence not in (None, "None", "") else ""
         name += f"+{slug}{share}"
     return name
+
+
+def diagnostic_tag(choice: object, suite: object = None, n: object = None, seed: object = None) -> str:
+    """`` for the language's own diagnostic set; `@suite-<name>-n<N>-seed<K>` for a generated
+    suite, `@<file stem>` for a file: appended to the experiment folder, so a run scored on
+    another set never replaces (or mixes in a report with) the ordinary run of its seed."""
+    if choice in (None, "None", "null", ""):
+        return ""
+    if str(choice) == "generated":
+        return f"@suite-{suite}-n{n}-seed{seed}"
+    return "@" + re.sub(r"[^A-Za-z0-9._-]+", "-", Path(str(choice)).stem).strip("-")
 
 
 _SETUP_NAME = re.compile(rf"^{BASE_SETUP}(?:\+mnli(\d+|_all))?(?:\+.+)?$")

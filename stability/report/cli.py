@@ -19,6 +19,7 @@ from stability.report.failed import FailedRule, failed_keys, failed_runs, withou
 from stability.report.markdown import Comparison, Report, render
 from stability.report.sizes import size_curve
 from stability.report.stats import category_stats, language_corr, summary
+from stability.report.suites import suite_accuracy, suite_section
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ Always written to --out: results.csv (the tidy table; the level-"all" row of a r
 category "overall"), summary.csv, category_stats.csv, language_corr.csv, report.md and
 heat maps. When the input allows: size_curve.csv/.png (setups differing in added MNLI
 examples), item_agreement.csv, agreement_by_category.csv, flip_items.csv and
-bootstrap_ci.csv (need predictions.jsonl, i.e. run directories), and with --compare
+bootstrap_ci.csv (need predictions.jsonl, i.e. run directories), template_accuracy.csv (runs
+scored on generated test suites, data.diagnostic=generated), and with --compare
 deltas.csv, delta_shares.csv, bootstrap_deltas.csv and a delta heat map.
 
 Runs of >= 2 languages of one setup add consistency.csv (agreement and Cohen's κ of two
@@ -194,6 +196,9 @@ def main(argv: list[str] | None = None) -> None:
         writer.csv(table, name)
     if not curve.empty:
         writer.csv(curve, "size_curve.csv")
+    suites = suite_accuracy(predictions)
+    if not suites.empty:
+        writer.csv(suites, "template_accuracy.csv")
     nonfailed = _nonfailed_stats(failed, results, writer)
     fine_flags = degenerate[degenerate["level"] == "fine"]
     crossed = cross_lingual(predictions, failed, args, flagged_by_lang, writer.out, writer.csv, draw)
@@ -208,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
         comparison=_comparison(args, predictions, stats, writer) if args.compare else None,
         failed=failed, summary_nonfailed=nonfailed, excluded_failed=args.exclude_failed, cross_lingual=crossed,
         **_per_item(args, predictions, writer, failed),
+        sections=[suite_section(suites, stats)] if not suites.empty else [],
     )
     (writer.out / "report.md").write_text(render(report), encoding="utf-8")
     print(f"read {collected.n_runs} runs and {collected.n_csv} CSV files; wrote {len(writer.written)} "

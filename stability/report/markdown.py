@@ -55,6 +55,8 @@ class Report:
     items_nonfailed: pd.DataFrame | None = None
     excluded_failed: bool = False                   # --exclude-failed: every table is over non-failed runs
     cross_lingual: CrossLingual | None = None
+    # further sections rendered by their own modules (e.g. report.suites), appended in order
+    sections: list[str] = field(default_factory=list)
 
     @property
     def figures(self) -> list[Path]:
@@ -311,5 +313,5 @@ def render(report: Report) -> str:
     """The whole page; sections whose inputs are missing are left out."""
     parts = [f"# Fine-tuning stability report\n\nInputs: {report.sources}.\n", _summary(report), _failed(report),
              _stability(report), _language_corr(report), _agreement(report), _bootstrap(report),
-             _comparison(report), _sizes(report), _consistency(report)]
+             _comparison(report), _sizes(report), _consistency(report), *report.sections]
     return "\n".join(part for part in parts if part)
