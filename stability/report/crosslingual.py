@@ -66,6 +66,14 @@ def _bar_pair(tables: Consistency, setup: str, chosen: list[str] | None) -> tupl
     return pair  # type: ignore[return-value]
 
 
+def _failed_note(failed: pd.DataFrame, setup: str, has_nonfailed_panel: bool) -> str:
+    runs = failed[failed["setup"] == setup]
+    n_failed = int(runs["failed"].sum())
+    if not n_failed:
+        return ""
+    return f"{n_failed} of {len(runs)} runs failed" + ("" if has_nonfailed_panel else ": no run pair without a failed run")
+
+
 def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argparse.Namespace,
                   flagged_by_lang: dict[str, set[str]] | None, out: Path,
                   write_csv: Callable[[pd.DataFrame, str], None], draw: bool) -> CrossLingual | None:
@@ -92,6 +100,6 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
                                    for value in ("kappa_mean", "kappa_std", "n_pairs"))
                       for runs, title in ((ALL_RUNS, "all runs"), (NON_FAILED, "non-failed runs"))
                       if ((tables.summary["runs"] == runs) & (tables.summary["setup"] == setup)).any()}
-            drawn.append(figures.kappa_heatmap(panels, setup, out))
+            drawn.append(figures.kappa_heatmap(panels, setup, out, _failed_note(failed, setup, len(panels) > 1)))
             drawn.append(figures.consistency_bars(tables.by_category, setup, pair, out))
     return CrossLingual(tables, pairs, bool(args.consistency_pair), flagged, list(args.dataqa or []), drawn)

@@ -179,7 +179,7 @@ def size_curve_plot(curve: pd.DataFrame, out: Path) -> Path:
 
 
 def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], setup: str,
-                  out: Path) -> Path:
+                  out: Path, note: str = "") -> Path:
     """Language × language mean Cohen's κ (± σ over seeds) per run subset: `kappa_<setup>.png`.
 
     `matrices` maps a panel title (e.g. "all runs", "non-failed runs") to (κ mean, κ σ,
@@ -205,7 +205,8 @@ def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataF
         ax.set_ylabel("language A")
         ax.tick_params(axis="y", labelrotation=0)
     fig.suptitle(f"{setup}: agreement of predictions across languages (same seed);\n"
-                 "framed diagonal = seed baseline (two seeds of one language)", fontsize=10)
+                 "framed diagonal = seed baseline (two seeds of one language)" + (f"\n{note}" if note else ""),
+                 fontsize=10)
     return _save(fig, out / f"kappa_{safe_name(setup)}.png")
 
 
