@@ -11,7 +11,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.setups import setup_name
+from stability.core.setups import diagnostic_tag, setup_name
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 CONFIG_NAME = "train"
@@ -43,8 +43,8 @@ def probe_output_dir(runs: object, output_dir: object, lang: object, labels: obj
     return str(Path(str(output_dir)) / folder / str(lang))
 
 
-for _name, _resolver in (("setup_name", setup_name), ("local_jobs", local_job_count),
-                         ("probe_out", probe_output_dir)):
+for _name, _resolver in (("setup_name", setup_name), ("diagnostic_tag", diagnostic_tag),
+                         ("local_jobs", local_job_count), ("probe_out", probe_output_dir)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _resolver)
 

@@ -35,6 +35,8 @@ _MODEL_DIR = "model"
 # weights are asked for and absent (`RunDir.finished_with`).
 _NON_SEMANTIC_KEYS = ("force", "paths", "logger")
 _NON_SEMANTIC_TRAINER_KEYS = ("save_model",)
+# Facts only data QA reads: adding or tuning them changes no run.
+_NON_SEMANTIC_LANG_KEYS = ("dataqa_allowed_words", "dataqa_lid_accepted")
 _RERUN = "delete the run directory and run it again"
 
 
@@ -124,7 +126,7 @@ class RunRecord:
             raise UserError(f"unknown {_METRICS_FILE} schema {schema!r} (this version reads "
                             f"{', '.join(map(str, _KNOWN_SCHEMAS))})", path=path,
                             fix="read it with the nli-stability version that wrote it, or rerun the run")
-        missing = [key for key in ("lang", "setup", "seed", *require) if data.get(key) is None]
+        missing = [key for key in ("lang", "setup", "seed", *require) if data.get(key) in (None, {}, [])]
         if missing:
             raise UserError(f"{_METRICS_FILE} lacks {', '.join(missing)}", path=path, fix=_RERUN)
         names = {f.name for f in dataclasses.fields(cls)}
@@ -259,6 +261,8 @@ def config_fingerprint(cfg: DictConfig) -> str:
         resolved.pop(key, None)
     for key in _NON_SEMANTIC_TRAINER_KEYS:
         resolved.get("trainer", {}).pop(key, None)
+    for key in _NON_SEMANTIC_LANG_KEYS:
+        resolved.get("lang", {}).pop(key, None)
     return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()
 
 
