@@ -25,6 +25,8 @@ from stability.core.progress import progress
 from stability.finetune.batching import collate, epoch_batches, eval_batches
 from stability.finetune.encoding import EncodedSplit
 
+# torch >= 2.4 has fused AdamW kernels for CPU as well as CUDA.
+_FUSED_ADAMW_EVERYWHERE = torch.__version__ >= "2.4"
 # Steps between updates of the loss shown on the progress bar (each reads the loss off the device).
 _LOSS_SHOWN_EVERY = 25
 
@@ -78,6 +80,18 @@ def labels_from_probability(prob_entailment: np.ndarray) -> np.ndarray:
     return np.where(prob_entailment >= 0.5, 0, 1)
 
 
+def adamw(params, learning_rate: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW with the fused kernel where torch has one for every device (CPU since torch 2.4).
+
+    The default (per-tensor) CPU implementation runs ~10 elementwise passes per parameter
+    tensor; for a small encoder with batch size 4 that step cost more than forward and
+    backward together. The fused kernel computes the same update in one pass (results equal
+    up to float rounding; runs stay deterministic). HF Trainer uses it by default too.
+    """
+    return torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay,
+                             fused=True if _FUSED_ADAMW_EVERYWHERE else None)
+
+
 def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:
     return indices[accelerator.process_index::accelerator.num_processes]
 
@@ -95,8 +109,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
     if trainer.batch_size % world:
         raise UserError(f"trainer.batch_size={trainer.batch_size} is not divisible by {world} processes",
                         fix="choose a global batch size that is a multiple of the process count")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=float(trainer.learning_rate),
-                                  weight_decay=float(trainer.weight_decay))
+    optimizer = adamw(model.parameters(), float(trainer.learning_rate), float(trainer.weight_decay))
     model, optimizer = accelerator.prepare(model, optimizer)
     state = _State(TrainResult())
     start_epoch = 1
