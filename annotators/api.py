@@ -9,9 +9,12 @@ from annotators.cache import AnnotationCache
 from annotators.features import FeatureSet
 from annotators.languages import fingerprint, get_annotator
 from annotators.settings import Settings, load_settings
+from stability.core.progress import progress
 from stability.core.records import Example
 
 Pair = Example | Sequence[str]
+# Texts analysed per call: large enough for spaCy's batching, small enough for a live progress bar.
+_CHUNK = 2000
 SettingsLike = Mapping[str, Any] | Settings | None
 
 
@@ -35,11 +38,15 @@ def annotate_sentences(texts: Iterable[str], lang: str, settings: SettingsLike =
     cache = _cache(resolved.cache_dir, fingerprint(annotator)) if use_cache else None
     known = cache.get_many(unique) if cache else {}
     missing = [text for text in unique if text not in known]
-    if missing:
-        fresh = dict(zip(missing, annotator.annotate_texts(missing, resolved.batch_size, resolved.n_process)))
+    bar = progress(total=len(missing), desc=f"annotate {lang}", unit="text", enabled=len(missing) > _CHUNK)
+    for start in range(0, len(missing), _CHUNK):
+        chunk = missing[start:start + _CHUNK]
+        fresh = dict(zip(chunk, annotator.annotate_texts(chunk, resolved.batch_size, resolved.n_process)))
         if cache:
-            cache.put_many(fresh)
+            cache.put_many(fresh)   # per chunk: an interrupted pass keeps what it finished
         known.update(fresh)
+        bar.update(len(chunk))
+    bar.close()
     return [known[text] for text in texts]
 
 

@@ -14,6 +14,7 @@ from annotators.languages import LANGUAGES, check_lang
 from annotators.stats import feature_share
 from annotators.tables import to_markdown, to_text
 from stability.core.errors import UserError, exit_on_user_error
+from stability.core.progress import setup_cli_logging
 from stability.data.formats import read_examples
 
 
@@ -102,6 +103,7 @@ _COMMANDS = {"annotate": _annotate, "stats": _stats, "evaluate": _evaluate}
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> None:
+    setup_cli_logging()
     args = _parser().parse_args(argv)
     check_lang(args.lang)
     _COMMANDS[args.command](args)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import shutil
 import threading
@@ -48,7 +49,8 @@ def release(tmp_path) -> Path:
 def test_base_url_download_then_cache_without_server(release, tmp_path, isolated_cache):
     server = _serve(release)
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    cfg = _cfg(["lang=fr", f"lang.download.base_url={url}"])
+    # the fixture files are excerpts, not the release the configured hashes pin
+    cfg = _cfg(["lang=fr", f"lang.download.base_url={url}", "~lang.download.sha256"])
     try:
         first = load_run_data(cfg)
     finally:
@@ -84,6 +86,71 @@ def test_offline_without_copy_says_what_to_put_where():
 
 def test_release_without_address_says_what_to_put_where():
     with pytest.raises(UserError) as err:
-        load_run_data(_cfg(["lang=sv"]))
+        load_run_data(_cfg(["lang=sv", "lang.download.base_url=null"]))
     assert "no download address configured" in str(err.value)
     assert "Swedish/TERRa/train_sw.jsonl" in str(err.value) and "data.root=DIR" in str(err.value)
+
+
+def _mirror_of_the_release(shared_data: Path, site: Path) -> Path:
+    """A local copy laid out like github.com/MariyaTikhonova/multilingual_diagnostics at the pinned commit."""
+    for language in ("French", "German", "Swedish"):
+        shutil.copytree(shared_data / language, site / language)
+    return site
+
+
+@pytest.mark.parametrize("lang", ["fr", "de", "sv"])
+def test_pinned_release_downloads_and_matches_its_hashes(lang, shared_data, tmp_path, isolated_cache):
+    server = _serve(_mirror_of_the_release(shared_data, tmp_path / "site"))
+    cfg = _cfg([f"lang={lang}", f"lang.download.base_url=http://127.0.0.1:{server.server_address[1]}"])
+    assert cfg.lang.download.sha256.keys() == {"train", "validation", "test", "diagnostic"}
+    try:
+        data = load_run_data(cfg)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(data.diagnostic) == 1104 and len(data.train) == cfg.lang.released_train_size
+    for split in ("train", "validation", "diagnostic"):
+        assert (isolated_cache / "downloads" / cfg.lang.files[split]).is_file()
+
+
+def test_configured_address_is_the_pinned_commit():
+    for lang in ("fr", "de", "sv"):
+        assert _cfg([f"lang={lang}"]).lang.download.base_url == (
+            "https://raw.githubusercontent.com/MariyaTikhonova/multilingual_diagnostics/"
+            "10f4b8198aa433c8f933a729b9a28c0c85390502")
+
+
+def test_corrupted_download_is_refused_and_not_cached(release, isolated_cache):
+    train = release / "French" / "TERRa" / "train_fr.jsonl"
+    digest = hashlib.sha256(train.read_bytes()).hexdigest()
+    train.write_text(train.read_text(encoding="utf-8").replace("a", "b"), encoding="utf-8")  # corrupted in transit
+    server = _serve(release)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with pytest.raises(UserError) as err:
+            load_run_data(_cfg(["lang=fr", f"lang.download.base_url={url}", "~lang.download.sha256",
+                                f"+lang.download.sha256.train={digest}"]))
+    finally:
+        server.shutdown()
+        server.server_close()
+    message = str(err.value)
+    assert f"downloaded {url}/French/TERRa/train_fr.jsonl has sha256" in message
+    assert f"expected {digest[:12]}" in message and "\n" not in message
+    assert not (isolated_cache / "downloads" / "French" / "TERRa" / "train_fr.jsonl").exists()
+
+
+def test_corrupted_cached_copy_is_an_error(release, isolated_cache):
+    server = _serve(release)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    train = release / "French" / "TERRa" / "train_fr.jsonl"
+    overrides = ["lang=fr", f"lang.download.base_url={url}", "~lang.download.sha256",
+                 f"+lang.download.sha256.train={hashlib.sha256(train.read_bytes()).hexdigest()}"]
+    try:
+        load_run_data(_cfg(overrides))
+    finally:
+        server.shutdown()
+        server.server_close()
+    cached = isolated_cache / "downloads" / "French" / "TERRa" / "train_fr.jsonl"
+    cached.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"does not match its pinned sha256 .*delete it"):
+        load_run_data(_cfg(overrides))

@@ -122,3 +122,23 @@ def test_unknown_experiment_exits_2():
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert "unknown experiment 'nope'" in result.stderr and "baseline" in result.stderr
+
+
+@pytest.mark.parametrize("arguments", [
+    ["lang=en,ru", "seed=0,1,2"],
+    ["lang=en,ru,fr", "seed=0,1", "lang=de", "trainer.max_epochs=3"],   # a later key replaces the list
+    ["data.mnli.n_samples=1000,all", "seed=range(0,3)", "+extra=x"],
+    ["seed=5"],
+])
+def test_sweep_expansion_equals_hydras_basic_sweeper(arguments):
+    """The plan expands sweeps with Hydra's public override API; if Hydra's basic sweeper ever
+    expands differently, this fails and the plan must follow."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from stability.sweep.jobs import BASIC_SWEEPER, sweep_jobs
+
+    assert f"{BasicSweeper.__module__}.{BasicSweeper.__name__}" == BASIC_SWEEPER
+    parsed = OverridesParser.create().parse_overrides(arguments)
+    (expected,) = BasicSweeper.split_arguments(parsed, max_batch_size=None)
+    assert sweep_jobs(parsed) == expected

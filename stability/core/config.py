@@ -11,7 +11,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.setups import setup_name
+from stability.core.setups import diagnostic_tag, setup_name
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 CONFIG_NAME = "train"
@@ -33,7 +33,8 @@ def local_job_count() -> int:
     return jobs_for(n_gpus, os.cpu_count() or 1)
 
 
-for _name, _resolver in (("setup_name", setup_name), ("local_jobs", local_job_count)):
+for _name, _resolver in (("setup_name", setup_name), ("diagnostic_tag", diagnostic_tag),
+                         ("local_jobs", local_job_count)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _resolver)
 

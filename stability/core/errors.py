@@ -31,6 +31,12 @@ class UserError(Exception):
         super().__init__(text)
 
 
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (libraries' messages run over many lines)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 def exit_on_user_error(func: Callable[..., T]) -> Callable[..., T]:
     """Turn a `UserError` (also one wrapped by Hydra) into one stderr line and status 2."""
 

@@ -124,7 +124,7 @@ class RunRecord:
             raise UserError(f"unknown {_METRICS_FILE} schema {schema!r} (this version reads "
                             f"{', '.join(map(str, _KNOWN_SCHEMAS))})", path=path,
                             fix="read it with the nli-stability version that wrote it, or rerun the run")
-        missing = [key for key in ("lang", "setup", "seed", *require) if data.get(key) is None]
+        missing = [key for key in ("lang", "setup", "seed", *require) if data.get(key) in (None, {}, [])]
         if missing:
             raise UserError(f"{_METRICS_FILE} lacks {', '.join(missing)}", path=path, fix=_RERUN)
         names = {f.name for f in dataclasses.fields(cls)}

@@ -38,12 +38,29 @@ def language_source(cfg: DictConfig) -> FileSource:
         files=dict(cfg.lang.files),
         root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
         cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
-        download=DownloadSpec(cfg.lang.download.base_url, dict(cfg.lang.download.archives)),
+        download=DownloadSpec.from_config(cfg.lang.download),
     )
 
 
 def _head(examples: list[Example], limit: int | None) -> list[Example]:
     return examples if limit is None else examples[: int(limit)]
+
+
+def _diagnostic(cfg: DictConfig, source: FileSource) -> list[Example]:
+    """data.diagnostic: the language's file (null), a generated test suite, or a file path."""
+    choice = cfg.data.get("diagnostic")
+    if choice == "generated":
+        from stability.templates import generate_suite
+
+        suite = cfg.data.suite
+        return generate_suite(cfg.lang.code, suite.name, suite.n, suite.seed)
+    path = source.path("diagnostic") if choice is None else Path(str(choice)).expanduser()
+    examples = read_examples(path, cfg.lang.code)
+    if not any(example.categories for example in examples):
+        raise UserError("the diagnostic file has no category fields", path=path,
+                        fix="point lang.files.diagnostic (or data.diagnostic) at a diagnostic set "
+                            "(LiDiRus / AX-b, or a generated suite)")
+    return examples
 
 
 def load_run_data(cfg: DictConfig) -> RunData:
@@ -52,10 +69,7 @@ def load_run_data(cfg: DictConfig) -> RunData:
     code = cfg.lang.code
     train = _head(read_examples(source.path("train"), code), cfg.data.max_train_samples)
     validation = _head(read_examples(source.path("validation"), code), cfg.data.max_eval_samples)
-    diagnostic = _head(read_examples(source.path("diagnostic"), code), cfg.data.max_eval_samples)
-    if not any(example.categories for example in diagnostic):
-        raise UserError("the diagnostic file has no category fields", path=source.path("diagnostic"),
-                        fix="point lang.files.diagnostic at a diagnostic set (LiDiRus / AX-b)")
+    diagnostic = _head(_diagnostic(cfg, source), cfg.data.max_eval_samples)
     added = mnli_addition(cfg)
     return RunData(train=train + added, validation=validation, diagnostic=diagnostic,
                    n_added=len(added))

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Callable
 
+from hydra.utils import get_method
 from omegaconf import DictConfig
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 from stability.core.records import Example
 from stability.data.formats import read_examples
 from stability.data.sources import BUILTIN_DIR, DownloadSpec, FileSource
@@ -30,7 +32,7 @@ def mnli_source(cfg: DictConfig) -> FileSource:
         files={"train": mnli.file},
         root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
         cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
-        download=DownloadSpec(mnli.download.base_url, dict(mnli.download.archives)),
+        download=DownloadSpec.from_config(mnli.download),
     )
 
 
@@ -79,9 +81,21 @@ def mnli_addition(cfg: DictConfig) -> list[Example]:
     if n == ALL or mnli.presence is None:
         raise UserError("data.mnli.feature needs a count and a presence",
                         fix="set data.mnli.n_samples=<int> and data.mnli.presence=<percent>")
-    from annotators.subsets import (
-        controlled_subset,  # optional part: only feature runs need it
-    )
+    select = _subset_selector(mnli.subset_selector)
+    return select(pool, "en", mnli.feature, float(mnli.presence), n, mnli.seed, settings=cfg.annotator)
 
-    return controlled_subset(pool, "en", mnli.feature, float(mnli.presence), n, mnli.seed,
-                             settings=cfg.annotator)
+
+def _subset_selector(path: str) -> Callable[..., list[Example]]:
+    """The configured feature-controlled sampler, found by its dotted path.
+
+    The default lives in the `annotators` package, which builds on this one: naming it in the
+    config keeps the import direction one way (annotators → stability) and lets a user plug in
+    another annotator with the same signature.
+    """
+    try:
+        return get_method(path)
+    except Exception as err:  # Hydra wraps the ImportError/AttributeError of a bad path
+        raise UserError(f"cannot load data.mnli.subset_selector={path!r} ({first_line(err)})",
+                        fix="install the annotators extra (pip install 'nli-stability[annotators]') "
+                            "or name a function (pool, lang, feature, presence, n, seed, settings)") from None
+

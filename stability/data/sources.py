@@ -3,10 +3,13 @@
 A language config names its files relative to a root. With `data.root` set, files are read
 from there. Without it, a file is taken from the local download cache, filling the cache on
 first use from the configured release (an archive per top folder, or a base address that
-mirrors the relative paths).
+mirrors the relative paths). Where the config pins a file's sha256 (per split), a download
+whose content differs is refused before it reaches the cache, and a cached copy is checked
+on every use, so a run never trains on a corrupted or silently changed release.
 """
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 import urllib.error
@@ -14,7 +17,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from stability.core.atomic import atomic_path
 from stability.core.errors import UserError
@@ -29,6 +32,12 @@ class DownloadSpec:
 
     base_url: str | None = None
     archives: Mapping[str, str] = field(default_factory=dict)
+    sha256: Mapping[str, str] = field(default_factory=dict)   # split -> expected hex digest
+
+    @classmethod
+    def from_config(cls, node: Any) -> DownloadSpec:
+        """From a config's `download` block (base_url, archives, optional sha256)."""
+        return cls(node.get("base_url"), dict(node.get("archives") or {}), dict(node.get("sha256") or {}))
 
 
 @dataclass(frozen=True)
@@ -55,15 +64,19 @@ class FileSource:
                                     "or unset data.root to download the release")
             return path
         cached = self.cache_dir / relative
+        expected = self.download.sha256.get(split)
         if not cached.is_file():
-            self._download(relative, cached)
+            self._download(relative, cached, expected)
+        if expected and _sha256(cached) != expected:
+            raise UserError(f"the cached {self.name} {split} file does not match its pinned sha256 "
+                            f"{expected[:12]}…", path=cached, fix="delete it so that it is downloaded again")
         return cached
 
     def _placement_hint(self) -> str:
         wanted = ", ".join(sorted(set(self.files.values())))
         return f"put {wanted} under a folder DIR and pass data.root=DIR"
 
-    def _download(self, relative: str, target: Path) -> None:
+    def _download(self, relative: str, target: Path, expected_sha256: str | None) -> None:
         top = relative.split("/", 1)[0]
         if top in self.download.archives:
             url = self.download.archives[top]
@@ -72,7 +85,7 @@ class FileSource:
                 raise UserError(f"the archive {url} holds no {relative}", fix=self._placement_hint())
         elif self.download.base_url:
             url = self.download.base_url.rstrip("/") + "/" + relative
-            _fetch_file(url, target, self._placement_hint())
+            _fetch_file(url, target, self._placement_hint(), expected_sha256)
         else:
             raise UserError(f"no local copy of {self.name} data and no download address configured",
                             fix=self._placement_hint())
@@ -86,10 +99,23 @@ def _open(url: str, hint: str):
         raise UserError(f"cannot download {url} ({reason})", fix=hint) from None
 
 
-def _fetch_file(url: str, target: Path, hint: str) -> None:
-    """Download to a temporary file first so a broken transfer never looks like a cached file."""
-    with _open(url, hint) as response, atomic_path(target) as tmp, tmp.open("wb") as handle:
-        shutil.copyfileobj(response, handle)
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fetch_file(url: str, target: Path, hint: str, expected_sha256: str | None = None) -> None:
+    """Download to a temporary file first, so a broken transfer or a file that does not match
+    its pinned hash never looks like a cached file."""
+    with _open(url, hint) as response, atomic_path(target) as tmp:
+        with tmp.open("wb") as handle:
+            shutil.copyfileobj(response, handle)
+        if expected_sha256 and (actual := _sha256(tmp)) != expected_sha256:
+            raise UserError(f"downloaded {url} has sha256 {actual[:12]}…, expected {expected_sha256[:12]}… "
+                            "(corrupted transfer or changed release)", fix=hint)
 
 
 def _fetch_archive(url: str, cache_dir: Path, hint: str) -> None:

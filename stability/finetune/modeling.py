@@ -20,7 +20,7 @@ from transformers import (
 )
 
 from stability.core.atomic import atomic_directory, atomic_path
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 from stability.core.records import LABEL_NAMES
 
 _SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -36,7 +36,7 @@ def load_tokenizer(model_cfg: DictConfig, train_texts: Iterable[str], cache_dir:
     try:
         return AutoTokenizer.from_pretrained(model_cfg.name, use_fast=True)
     except (OSError, ValueError) as err:
-        raise UserError(f"cannot load the tokenizer of model.name='{model_cfg.name}' ({_first_line(err)})",
+        raise UserError(f"cannot load the tokenizer of model.name='{model_cfg.name}' ({first_line(err)})",
                         fix="pass model.name=<HF id reachable online, or a local folder with "
                             "config.json and tokenizer files>, or model=tiny offline") from None
 
@@ -66,7 +66,7 @@ def build_model(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerFast, seed_
                 setattr(config, key, dropout)
         return AutoModelForSequenceClassification.from_pretrained(model_cfg.name, config=config)
     except (OSError, ValueError) as err:
-        raise UserError(f"cannot load model.name='{model_cfg.name}' ({_first_line(err)})",
+        raise UserError(f"cannot load model.name='{model_cfg.name}' ({first_line(err)})",
                         fix="pass a reachable HF id or a local checkpoint folder, or model=tiny") from None
 
 
@@ -77,9 +77,6 @@ def save_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, fol
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
 
-
-def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _wordpiece_vocab(texts: list[str], vocab_size: int) -> dict[str, int]:

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
 import pandas as pd
 
 from stability.core.errors import UserError, exit_on_user_error
+from stability.core.progress import setup_cli_logging
 from stability.report import figures
 from stability.report.agreement import agreement_by_category, flip_items, item_agreement
 from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
@@ -16,6 +17,9 @@ from stability.report.compare import check_setups, delta_shares, setup_deltas
 from stability.report.markdown import Comparison, Report, render
 from stability.report.sizes import size_curve
 from stability.report.stats import category_stats, language_corr, summary
+from stability.report.suites import suite_accuracy, suite_section
+
+log = logging.getLogger(__name__)
 
 DESCRIPTION = """\
 Seed-stability report for runs of stability.train (DESIGN.md sections 4-6).
@@ -29,7 +33,8 @@ Always written to --out: results.csv (the tidy table; the level-"all" row of a r
 category "overall"), summary.csv, category_stats.csv, language_corr.csv, report.md and
 heat maps. When the input allows: size_curve.csv/.png (setups differing in added MNLI
 examples), item_agreement.csv, agreement_by_category.csv, flip_items.csv and
-bootstrap_ci.csv (need predictions.jsonl, i.e. run directories), and with --compare
+bootstrap_ci.csv (need predictions.jsonl, i.e. run directories), template_accuracy.csv (runs
+scored on generated test suites, data.diagnostic=generated), and with --compare
 deltas.csv, delta_shares.csv, bootstrap_deltas.csv and a delta heat map.
 
 Statistics: σ is the sample standard deviation over seeds (ddof = 1). RS corr. is the
@@ -71,10 +76,6 @@ def default_out(first: Path) -> Path:
     return first / "report" if first.is_dir() else first.parent / "report"
 
 
-def _note(message: str) -> None:
-    print(f"note: {message}", file=sys.stderr)
-
-
 class _Writer:
     """Writes tables into the output folder and remembers what it wrote."""
 
@@ -112,7 +113,7 @@ def _comparison(args: argparse.Namespace, predictions: pd.DataFrame, stats: pd.D
 def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writer) -> dict[str, pd.DataFrame]:
     """Agreement and bootstrap tables, which need the runs' predictions.jsonl."""
     if predictions.empty:
-        _note("no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
+        log.info("note: no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
         return {}
     items = item_agreement(predictions)
     by_category = agreement_by_category(items)
@@ -129,6 +130,7 @@ def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writ
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `python -m stability.report`."""
+    setup_cli_logging()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.bootstrap < 0 or not 0 < args.confidence < 1 or args.flip_top < 1:
@@ -148,6 +150,9 @@ def main(argv: list[str] | None = None) -> None:
         writer.csv(table, name)
     if not curve.empty:
         writer.csv(curve, "size_curve.csv")
+    suites = suite_accuracy(collected.predictions)
+    if not suites.empty:
+        writer.csv(suites, "template_accuracy.csv")
     report = Report(
         sources=f"{collected.n_runs} run directories and {collected.n_csv} tidy CSV files "
                 f"from {', '.join(str(path) for path in args.paths)}",
@@ -158,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
         size_figure=figures.size_curve_plot(curve, writer.out) if draw and not curve.empty else None,
         comparison=_comparison(args, collected.predictions, stats, writer) if args.compare else None,
         **_per_item(args, collected.predictions, writer),
+        sections=[suite_section(suites, stats)] if not suites.empty else [],
     )
     (writer.out / "report.md").write_text(render(report), encoding="utf-8")
     print(f"read {collected.n_runs} runs and {collected.n_csv} CSV files; wrote {len(writer.written)} "

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 from stability.core.runrecord import RunDir, RunRecord, iter_runs
+from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
-from stability.report.sizes import n_added_from_setup
 
 TIDY_COLUMNS = ["lang", "setup", "seed", "level", "category", "n_items", "mcc"]
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
@@ -119,7 +119,7 @@ def read_tidy_csv(path: Path) -> pd.DataFrame:
     try:
         table = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise UserError(f"not a readable CSV ({str(err).strip().splitlines()[0]})", path=path,
+        raise UserError(f"not a readable CSV ({first_line(err)})", path=path,
                         fix=_CSV_FIX) from None
     table.columns = [str(column).strip() for column in table.columns]
     missing = [column for column in REQUIRED_COLUMNS if column not in table.columns]
@@ -149,7 +149,7 @@ def read_tidy_csv(path: Path) -> pd.DataFrame:
     n_added = table["n_added"] if "n_added" in table.columns else pd.Series("", index=table.index)
     table["n_added"] = _numbers(n_added, path, "n_added is not a number", "write a count or leave it empty",
                                 allow_empty=True).fillna(table["setup"].map(n_added_from_setup))
-    _check_categories(table, path, first_line=2)
+    _check_categories(table, path, first_row_line=2)
     return table.assign(source=str(path))
 
 
@@ -172,14 +172,14 @@ def _reject(bad: pd.Series, path: Path, problem: str, fix: str, cells: pd.Series
         raise UserError(problem + detail, path=path, line=row + 2, fix=fix)
 
 
-def _check_categories(table: pd.DataFrame, path: Path, first_line: int | None = None) -> None:
+def _check_categories(table: pd.DataFrame, path: Path, first_row_line: int | None = None) -> None:
     """Fine and coarse rows must use the canonical names, or the 33-vectors would not align."""
     for level, names in _CATEGORIES_OF_LEVEL.items():
         bad = (table["level"] == level) & ~table["category"].isin(names)
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise UserError(f"unknown {level} category {table['category'].iloc[row]!r}", path=path,
-                            line=None if first_line is None else row + first_line,
+                            line=None if first_row_line is None else row + first_row_line,
                             fix="use the canonical names of DESIGN.md section 4")
 
 

@@ -46,6 +46,8 @@ class Report:
     seed_figures: list[Path] = field(default_factory=list)
     language_figures: list[Path] = field(default_factory=list)
     size_figure: Path | None = None
+    # further sections rendered by their own modules (e.g. report.suites), appended in order
+    sections: list[str] = field(default_factory=list)
 
     @property
     def figures(self) -> list[Path]:
@@ -202,5 +204,5 @@ def render(report: Report) -> str:
     """The whole page; sections whose inputs are missing are left out."""
     parts = [f"# Fine-tuning stability report\n\nInputs: {report.sources}.\n", _summary(report),
              _stability(report), _language_corr(report), _agreement(report), _bootstrap(report),
-             _comparison(report), _sizes(report)]
+             _comparison(report), _sizes(report), *report.sections]
     return "\n".join(part for part in parts if part)

@@ -2,16 +2,17 @@
 
 Mirrors `hydra.multirun` with the basic sweeper: the sweep's arguments are the composed
 config's `hydra.sweeper.params` followed by the command-line task overrides (a key given on
-the command line replaces the preset's list), `BasicSweeper.split_arguments` itself takes
-their cartesian product, and each job is composed like the launcher composes it (the
-command-line `hydra.*` overrides, then the job's own overrides).
+the command line replaces the preset's list), the jobs are their cartesian product in the
+basic sweeper's order (`sweep_jobs`, built on Hydra's public override API; a test checks it
+against the basic sweeper itself), and each job is composed like the launcher composes it
+(the command-line `hydra.*` overrides, then the job's own overrides).
 """
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
@@ -20,11 +21,27 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
-from stability.core.errors import UserError
-from stability.sweep.overrides import prepare_argv
+from stability.core.errors import UserError, first_line
+from stability.sweep.overrides import MULTIRUN_FLAGS, prepare_argv
 
-_BASIC_SWEEPER = f"{BasicSweeper.__module__}.{BasicSweeper.__name__}"
-_MULTIRUN_FLAGS = ("-m", "--multirun")
+# The `_target_` of hydra/sweeper=basic, the only sweeper whose expansion the plan knows.
+BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+
+
+def sweep_jobs(arguments: list[Override]) -> list[list[str]]:
+    """The basic sweeper's jobs: one value per key (a later override of a key replaces an
+    earlier one in its place), the cartesian product in key order."""
+    by_key: dict[str, list[str]] = {}
+    for override in arguments:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            by_key[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            by_key[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            raise UserError(f"the basic sweeper cannot sweep '{override.input_line}'",
+                            fix="list the values (key=a,b,c) or use an integer range key=a..b")
+    return [list(job) for job in itertools.product(*by_key.values())]
 
 
 def job_overrides(master: DictConfig, task: list[Override], multirun: bool) -> list[list[str]]:
@@ -32,27 +49,26 @@ def job_overrides(master: DictConfig, task: list[Override], multirun: bool) -> l
     if not multirun:
         return [[override.input_line for override in task]]
     sweeper = master.hydra.sweeper
-    if sweeper.get("_target_") != _BASIC_SWEEPER:
+    if sweeper.get("_target_") != BASIC_SWEEPER:
         raise UserError(f"the plan knows only Hydra's basic sweeper, not {sweeper.get('_target_')}",
                         fix="plan with the default hydra/sweeper")
     params = [f"{key}={value}" for key, value in (sweeper.params or {}).items()]
     arguments = OverridesParser.create().parse_overrides(params) + task
-    (jobs,) = BasicSweeper.split_arguments(arguments, max_batch_size=None)
-    return jobs
+    return sweep_jobs(arguments)
 
 
 def job_configs(argv: list[str], conf_dir: Path = CONF_DIR) -> list[DictConfig]:
     """The config of every job a training command line with these arguments would launch."""
     prepared = prepare_argv(argv, conf_dir)
     flags = [arg for arg in prepared if arg.startswith("-")]
-    unknown = [flag for flag in flags if flag not in _MULTIRUN_FLAGS]
+    unknown = [flag for flag in flags if flag not in MULTIRUN_FLAGS]
     if unknown:
         raise UserError(f"unknown option '{unknown[0]}'",
                         fix="pass overrides key=value and the plan's own options")
     try:
         overrides = OverridesParser.create().parse_overrides([a for a in prepared if not a.startswith("-")])
     except HydraException as err:  # prepare_argv checks only the key=value arguments
-        raise UserError(str(err).strip().splitlines()[0], fix="write overrides as key=value") from None
+        raise UserError(first_line(err), fix="write overrides as key=value") from None
     hydra_lines = [o.input_line for o in overrides if o.is_hydra_override()]
     task = [o for o in overrides if not o.is_hydra_override()]
     try:
@@ -66,7 +82,7 @@ def job_configs(argv: list[str], conf_dir: Path = CONF_DIR) -> list[DictConfig]:
                 OmegaConf.resolve(cfg)  # interpolation errors surface here, as user errors
             return configs
     except (HydraException, OmegaConfBaseException) as err:
-        message = str(err).strip().splitlines()[0]
+        message = first_line(err)
         raise UserError(f"cannot compose the config ({message})",
                         fix="check the overrides against conf/ "
                             "(python -m stability.train --cfg job prints the config)") from None

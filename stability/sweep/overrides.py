@@ -12,11 +12,12 @@ from pathlib import Path
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 
 _RANGE_ITEM = re.compile(r"^(?P<a>[^./\\\s][^/\\\s]*?)\.\.(?P<b>[^./\\\s][^/\\\s]*)$")
 _INTEGER = re.compile(r"^-?\d+$")
-_MULTIRUN_FLAGS = ("-m", "--multirun")
+MULTIRUN_FLAGS = ("-m", "--multirun")
+_FILE_SCHEME = "file://"
 
 
 def expand_ranges(override: str) -> str:
@@ -51,27 +52,42 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
         out.append(expanded)
         overrides.append(expanded)
     parser = OverridesParser.create()
-    sweep = False
+    parsed_overrides = []
     for text in overrides:
         try:
-            parsed = parser.parse_override(text)
+            parsed_overrides.append(parser.parse_override(text))
         except HydraException as err:
-            message = str(err).strip().splitlines()[0]
+            message = first_line(err)
             raise UserError(f"cannot parse override '{text}' ({message})",
                             fix="write key=value, key=a,b for a sweep, or key=a..b for a range") from None
-        sweep = sweep or parsed.is_sweep_override()
-        _check_group_choices(parsed, conf_dir)
-    if sweep and not any(flag in out for flag in _MULTIRUN_FLAGS):
+    config_dirs = [conf_dir, *_user_config_dirs(parsed_overrides)]
+    for parsed in parsed_overrides:
+        _check_group_choices(parsed, config_dirs)
+    if any(parsed.is_sweep_override() for parsed in parsed_overrides) \
+            and not any(flag in out for flag in MULTIRUN_FLAGS):
         out.insert(0, "--multirun")
     return out
 
 
-def _check_group_choices(parsed, conf_dir: Path) -> None:
+def _user_config_dirs(parsed_overrides: list) -> list[Path]:
+    """Folders a `hydra.searchpath=[file://DIR,...]` override adds, where users keep their own
+    presets (DIR/experiment/mine.yaml) and machine settings (DIR/local/default.yaml)."""
+    dirs = []
+    for parsed in parsed_overrides:
+        if parsed.key_or_group == "hydra.searchpath" and not parsed.is_delete():
+            entries = parsed.value()
+            for entry in entries if isinstance(entries, list) else [entries]:
+                if str(entry).startswith(_FILE_SCHEME):
+                    dirs.append(Path(str(entry)[len(_FILE_SCHEME):]).expanduser())
+    return dirs
+
+
+def _check_group_choices(parsed, config_dirs: list[Path]) -> None:
     """`lang=xx` or `hydra/launcher=xx` naming no config: say which ones exist."""
     group = parsed.key_or_group
     if parsed.package is not None or parsed.is_delete():
         return
-    available = _group_options(group, conf_dir)
+    available = _group_options(group, config_dirs)
     if not available:
         return  # a plain key such as trainer.max_epochs, not a config group
     values = list(parsed.sweep_string_iterator()) if parsed.is_sweep_override() else [parsed.value()]
@@ -79,17 +95,17 @@ def _check_group_choices(parsed, conf_dir: Path) -> None:
         if value is None or str(value) == "null":
             continue
         if str(value) not in available:
-            places = [str(conf_dir / group)] if (conf_dir / group).is_dir() else []
+            places = [str(folder / group) for folder in config_dirs if (folder / group).is_dir()]
             if group.startswith("hydra/"):
                 places.append("Hydra and its plugins")
             raise UserError(f"unknown {group} '{value}'",
                             fix=f"use one of: {', '.join(available)} (configs in {', '.join(places)})")
 
 
-def _group_options(group: str, conf_dir: Path) -> list[str]:
-    """The configs a group may name: the project's files, and for hydra/* also Hydra's own
-    (e.g. hydra/job_logging=disabled) and its plugins' (hydra/launcher=joblib, submitit_slurm)."""
-    options = {p.stem for p in (conf_dir / group).glob("*.yaml")}
+def _group_options(group: str, config_dirs: list[Path]) -> list[str]:
+    """The configs a group may name: the project's and the user's files, and for hydra/* also
+    Hydra's own (e.g. hydra/job_logging=disabled) and its plugins' (hydra/launcher=joblib)."""
+    options = {p.stem for folder in config_dirs for p in (folder / group).glob("*.yaml")}
     if group.startswith("hydra/"):
         from hydra.core.config_store import ConfigStore
         from hydra.core.plugins import Plugins

@@ -6,7 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from stability.report.sizes import n_added_from_setup, setup_family, size_curve
+from stability.core.setups import n_added_from_setup, setup_family
+from stability.report.sizes import size_curve
 from stability.report.stats import summary
 
 

@@ -1,0 +1,75 @@
+"""`python -m stability.generate` as a user runs it, and a run's diagnostic set from a suite."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from stability.core.config import compose_config
+from stability.core.errors import UserError
+from stability.data.loading import load_run_data
+
+
+def generate(*args: str, cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("NLI_STABILITY_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-m", "stability.generate", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_generate_writes_the_diagnostic_format(tmp_path):
+    out = tmp_path / "suites" / "fr.jsonl"
+    result = generate("lang=fr", "suite=structure", "n=3", "seed=0", f"out={out}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    # 6 templates × 3 items; the summary line is the command's only output
+    assert len(rows) == 18 and result.stdout.strip() == \
+        f"wrote 18 items of 6 templates (9 entailment, 9 not_entailment) to {out}"
+    assert rows[0]["idx"].startswith("active_passive.entailed:name1=")
+    assert rows[0]["predicate-argument-structure"] == "Active/Passive" and rows[0]["label"] == "entailment"
+    assert set(rows[0]["features"]) == {"name1.GENDER", "name2.GENDER"}
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["lang=fr"], "missing out"),
+    (["lang=xx", "out=a.jsonl"], "no test suites for language 'xx'"),
+    (["lang=fr", "suite=nope", "out=a.jsonl"], "no suite 'nope' for fr"),
+    (["lang=fr", "n=0", "out=a.jsonl"], "n='0' is not a positive number"),
+    (["lang=fr", "seed=one", "out=a.jsonl"], "seed='one' is not an integer"),
+    (["lang=fr", "size=3", "out=a.jsonl"], "cannot read the argument 'size=3'"),
+    (["lang=fr", "lang=de", "out=a.jsonl"], "'lang' is given twice"),
+])
+def test_bad_arguments_give_one_line_and_status_2(tmp_path, args, fragment):
+    result = generate(*args, cwd=tmp_path)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and fragment in lines[0] and "(fix: " in lines[0]
+    assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_the_data_config_offers_generated_suites():
+    cfg = compose_config([])
+    assert cfg.data.diagnostic is None
+    assert (cfg.data.suite.name, cfg.data.suite.n, cfg.data.suite.seed) == ("all", 50, 0)
+
+
+def test_a_run_scores_a_generated_suite_or_a_suite_file(tmp_path):
+    cfg = compose_config(["experiment=smoke", "lang=sv", "data.diagnostic=generated", "data.suite.name=logic",
+                          "data.suite.n=4"])
+    diagnostic = load_run_data(cfg).diagnostic
+    assert len(diagnostic) == 20 * 4                     # 20 logic templates, 4 items each
+    assert {e.template for e in diagnostic} >= {"negation.entailed", "temporal.not_entailed"}
+    path = tmp_path / "suite.jsonl"
+    assert generate("lang=sv", "suite=logic", "n=4", f"out={path}", cwd=tmp_path).returncode == 0
+    from_file = load_run_data(compose_config(["experiment=smoke", "lang=sv", f"data.diagnostic={path}"])).diagnostic
+    assert [(e.idx, e.premise, e.features) for e in from_file] == [(e.idx, e.premise, e.features) for e in diagnostic]
+
+
+def test_a_diagnostic_path_without_categories_is_a_user_error(tmp_path):
+    path = tmp_path / "plain.jsonl"
+    path.write_text('{"idx": "0", "premise": "a", "hypothesis": "b", "label": 0}\n', encoding="utf-8")
+    with pytest.raises(UserError, match="the diagnostic file has no category fields"):
+        load_run_data(compose_config(["experiment=smoke", f"data.diagnostic={path}"]))

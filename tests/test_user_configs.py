@@ -1,0 +1,49 @@
+"""Users add presets and machine settings without editing the package: `hydra.searchpath`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import runs, train_cli
+
+USER_PRESET = """\
+# @package _global_
+defaults:
+  - override /model: tiny
+experiment_name: mine
+data:
+  source: builtin
+  max_train_samples: 16
+trainer:
+  max_epochs: 2
+  batch_size: 8
+"""
+
+
+def _user_dir(root: Path, output_dir: Path) -> Path:
+    (root / "experiment").mkdir(parents=True)
+    (root / "experiment" / "mine.yaml").write_text(USER_PRESET, encoding="utf-8")
+    (root / "local").mkdir()
+    (root / "local" / "default.yaml").write_text(
+        f"# @package _global_\npaths:\n  output_dir: {output_dir}\n", encoding="utf-8")
+    return root
+
+
+def test_user_preset_and_local_settings_from_an_extra_search_path(tmp_path):
+    out = tmp_path / "mine_outputs"
+    user = _user_dir(tmp_path / "my_configs", out)
+    result = train_cli([f"hydra.searchpath=[file://{user}]", "experiment=mine"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    # the preset chose the tiny model and 2 epochs; local/default.yaml chose the output folder
+    metrics = runs(out)["mine/en/rte/seed0"]
+    assert metrics["model"] == "tiny-bert" and metrics["epochs_trained"] == 2 and metrics["n_train"] == 16
+    # every message of the run is in its log file, epoch lines included
+    log = (out / "mine/en/rte/seed0/train.log").read_text(encoding="utf-8")
+    assert "[en rte seed 0] epoch 1: loss" in log and "[en rte seed 0] epoch 2: loss" in log
+
+
+def test_unknown_preset_lists_the_users_too(tmp_path):
+    user = _user_dir(tmp_path / "my_configs", tmp_path / "out")
+    result = train_cli([f"hydra.searchpath=[file://{user}]", "experiment=mine2"], tmp_path)
+    assert result.returncode == 2
+    assert "unknown experiment 'mine2'" in result.stderr and "mine, mnli_size" in result.stderr
+    assert str(user / "experiment") in result.stderr
