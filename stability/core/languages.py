@@ -27,6 +27,12 @@ class Language:
     files: dict[str, str]
     released_train_size: int | None  # train pairs of the release, for planning without files
     download: dict[str, Any] = field(default_factory=dict)
+    # Latin-script words data QA accepts in this (Cyrillic-script) language's text although an
+    # English word list holds them: transliterations and loanwords (da, net, tsar, ...)
+    qa_allowed_words: frozenset[str] = frozenset()
+    # languages fastText's lid.176 confuses with this one on short texts (no/da for Swedish):
+    # data QA counts them as this language at line level
+    qa_lid_accepted: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,4 +50,6 @@ def language(code: str) -> Language:
     return Language(code=data["code"], name=data["name"], script=data["script"],
                     alphabet=data["alphabet"], files=dict(data["files"]),
                     released_train_size=data.get("released_train_size"),
-                    download=dict(data.get("download") or {}))
+                    download=dict(data.get("download") or {}),
+                    qa_allowed_words=frozenset(data.get("dataqa_allowed_words") or ()),
+                    qa_lid_accepted=frozenset(data.get("dataqa_lid_accepted") or ()))

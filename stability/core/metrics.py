@@ -32,6 +32,39 @@ def mcc_from_counts(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarr
     return out
 
 
+def kappa_defined(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray) -> np.ndarray:
+    """Where Cohen's κ is defined: chance agreement below 1, i.e. not both raters constant on one label."""
+    return (np.asarray(tp + fp + fn) > 0) & (np.asarray(fp + fn + tn) > 0)
+
+
+def kappa_from_counts(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray) -> np.ndarray:
+    """Elementwise Cohen's κ of two binary raters from their 2 × 2 table; 0.0 where it is undefined.
+
+    The counts are those of `confusion(a, b)`: tp = both 1, fp = a 0 / b 1, fn = a 1 / b 0,
+    tn = both 0, so κ is a count-based score like `mcc_from_counts` (the multi-bootstrap takes
+    either). κ = (p_o − p_e) / (1 − p_e) with p_e the agreement expected from the two raters'
+    label shares. Two raters that give one and the same label everywhere agree fully by chance
+    (p_e = 1): κ is undefined there and scored 0.0, like a degenerate MCC.
+    """
+    tp, fp, fn, tn = (np.asarray(x, dtype=float) for x in (tp, fp, fn, tn))
+    n = tp + fp + fn + tn
+    defined = kappa_defined(tp, fp, fn, tn)
+    safe_n = np.where(n > 0, n, 1.0)
+    observed = (tp + tn) / safe_n
+    expected = ((tp + fn) * (tp + fp) + (tn + fp) * (tn + fn)) / safe_n ** 2
+    out = np.zeros(np.broadcast(observed, expected).shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = (observed - expected) / (1.0 - expected)
+    out[defined] = np.broadcast_to(ratio, out.shape)[defined]
+    return out
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Cohen's κ of two binary label vectors; None when undefined (both constant on one label)."""
+    counts = confusion(a, b)
+    return float(kappa_from_counts(*counts)) if kappa_defined(*counts) else None
+
+
 def confusion(gold: Sequence[int], pred: Sequence[int]) -> tuple[int, int, int, int]:
     """(tp, fp, fn, tn) with label 1 as the positive class (MCC is symmetric in the choice)."""
     g = np.asarray(gold, dtype=bool)

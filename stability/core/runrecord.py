@@ -35,6 +35,8 @@ _MODEL_DIR = "model"
 # weights are asked for and absent (`RunDir.finished_with`).
 _NON_SEMANTIC_KEYS = ("force", "paths", "logger")
 _NON_SEMANTIC_TRAINER_KEYS = ("save_model",)
+# Facts only data QA reads: adding or tuning them changes no run.
+_NON_SEMANTIC_LANG_KEYS = ("dataqa_allowed_words", "dataqa_lid_accepted")
 _RERUN = "delete the run directory and run it again"
 
 
@@ -249,6 +251,8 @@ def config_fingerprint(cfg: DictConfig) -> str:
         resolved.pop(key, None)
     for key in _NON_SEMANTIC_TRAINER_KEYS:
         resolved.get("trainer", {}).pop(key, None)
+    for key in _NON_SEMANTIC_LANG_KEYS:
+        resolved.get("lang", {}).pop(key, None)
     return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -14,6 +14,8 @@ from stability.report.agreement import agreement_by_category, flip_items, item_a
 from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
 from stability.report.collect import collect
 from stability.report.compare import check_setups, delta_shares, setup_deltas
+from stability.report.crosslingual import check_arguments, cross_lingual
+from stability.report.failed import FailedRule, failed_keys, failed_runs, without_failed
 from stability.report.markdown import Comparison, Report, render
 from stability.report.sizes import size_curve
 from stability.report.stats import category_stats, language_corr, summary
@@ -36,6 +38,15 @@ examples), item_agreement.csv, agreement_by_category.csv, flip_items.csv and
 bootstrap_ci.csv (need predictions.jsonl, i.e. run directories), template_accuracy.csv (runs
 scored on generated test suites, data.diagnostic=generated), and with --compare
 deltas.csv, delta_shares.csv, bootstrap_deltas.csv and a delta heat map.
+
+Runs of >= 2 languages of one setup add consistency.csv (agreement and Cohen's κ of two
+languages' predictions on the same items, matched by idx; rows with lang_a == lang_b are
+the seed baseline), consistency_summary.csv, consistency_by_category.csv, a κ heat map
+and per-category bars; with --dataqa, consistency on items flagged by the data QA vs the
+others (consistency_flagged.csv). failed_runs.csv lists every run directory's verdict; a
+run is failed when its validation accuracy is not above the validation majority share
+(+ --failed-margin) or its diagnostic predictions are constant (--constant-share), and
+seed statistics are given again over the non-failed runs (*_nonfailed.csv).
 
 Statistics: σ is the sample standard deviation over seeds (ddof = 1). RS corr. is the
 mean Pearson r between two seeds' category-MCC vectors over all seed pairs (pairs with a
@@ -68,6 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--flip-top", type=int, default=20, metavar="K",
                         help="items per (lang, setup) in flip_items.csv (default 20)")
     parser.add_argument("--no-figures", action="store_true", help="write tables and report.md only")
+    failed = parser.add_argument_group("failed runs and cross-lingual consistency")
+    failed.add_argument("--failed-margin", type=float, default=0.0, metavar="M",
+                        help="failed: validation accuracy <= validation majority share + M (default 0.0)")
+    failed.add_argument("--constant-share", type=float, default=1.0, metavar="S",
+                        help="failed: one label in >= S of the diagnostic predictions (default 1.0 = all)")
+    failed.add_argument("--exclude-failed", action="store_true",
+                        help="compute every table and figure without the failed runs (they stay listed)")
+    failed.add_argument("--consistency-pair", nargs=2, metavar=("LANG_A", "LANG_B"),
+                        help="language pair of the per-category consistency bars (default: lowest κ)")
+    failed.add_argument("--dataqa", nargs="+", type=Path, metavar="DIR",
+                        help="output folders of `python -m stability.dataqa` (flagged.jsonl) to join "
+                             "with consistency")
     return parser
 
 
@@ -110,7 +133,8 @@ def _comparison(args: argparse.Namespace, predictions: pd.DataFrame, stats: pd.D
     return Comparison(setup_a, setup_b, args.delta_mcc, args.delta_std, deltas, shares, boot, figure)
 
 
-def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writer) -> dict[str, pd.DataFrame]:
+def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writer,
+              failed: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Agreement and bootstrap tables, which need the runs' predictions.jsonl."""
     if predictions.empty:
         log.info("note: no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
@@ -121,10 +145,25 @@ def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writ
     writer.csv(by_category, "agreement_by_category.csv")
     writer.csv(flip_items(items, args.flip_top), "flip_items.csv")
     parts = {"items": items, "agreement": by_category}
+    if failed["failed"].any():
+        parts["items_nonfailed"] = item_agreement(without_failed(predictions, failed))
+        writer.csv(parts["items_nonfailed"], "item_agreement_nonfailed.csv")
     if args.bootstrap:
         parts["bootstrap"] = bootstrap_ci(predictions, args.bootstrap, args.confidence, args.random_state)
         writer.csv(parts["bootstrap"], "bootstrap_ci.csv")
     return parts
+
+
+def _nonfailed_stats(failed: pd.DataFrame, results: pd.DataFrame, writer: _Writer) -> pd.DataFrame | None:
+    """failed_runs.csv and the seed statistics again without the failed runs (when runs were judged)."""
+    if failed.empty:
+        return None
+    writer.csv(failed, "failed_runs.csv")
+    kept = without_failed(results, failed)
+    writer.csv(category_stats(kept), "category_stats_nonfailed.csv")
+    nonfailed = summary(kept)
+    writer.csv(nonfailed, "summary_nonfailed.csv")
+    return nonfailed
 
 
 @exit_on_user_error
@@ -135,34 +174,45 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.bootstrap < 0 or not 0 < args.confidence < 1 or args.flip_top < 1:
         parser.error("need --bootstrap >= 0, 0 < --confidence < 1 and --flip-top >= 1")
+    if not 0.5 <= args.constant_share <= 1:
+        parser.error("need 0.5 <= --constant-share <= 1")
     collected = collect(args.paths)
-    results = collected.results
+    failed = failed_runs(collected.runs, collected.predictions, FailedRule(args.failed_margin, args.constant_share))
+    results, predictions, degenerate = collected.results, collected.predictions, collected.results_with_flags()
+    if args.exclude_failed:
+        results, predictions = without_failed(results, failed), without_failed(predictions, failed)
+        degenerate = without_failed(degenerate, failed)
     if args.compare:
         check_setups(results, *args.compare)
+    flagged_by_lang = check_arguments(args, predictions)
     writer = _Writer(args.out or default_out(args.paths[0]))
     draw = not args.no_figures
 
     summary_table, stats = summary(results), category_stats(results)
     languages = language_corr(stats)
     curve = size_curve(summary_table, results)
-    for table, name in ((results, "results.csv"), (summary_table, "summary.csv"),
+    for table, name in ((collected.results_with_flags(), "results.csv"), (summary_table, "summary.csv"),
                         (stats, "category_stats.csv"), (languages, "language_corr.csv")):
         writer.csv(table, name)
     if not curve.empty:
         writer.csv(curve, "size_curve.csv")
-    suites = suite_accuracy(collected.predictions)
+    suites = suite_accuracy(predictions)
     if not suites.empty:
         writer.csv(suites, "template_accuracy.csv")
+    nonfailed = _nonfailed_stats(failed, results, writer)
+    fine_flags = degenerate[degenerate["level"] == "fine"]
+    crossed = cross_lingual(predictions, failed, args, flagged_by_lang, writer.out, writer.csv, draw)
     report = Report(
         sources=f"{collected.n_runs} run directories and {collected.n_csv} tidy CSV files "
                 f"from {', '.join(str(path) for path in args.paths)}",
         summary=summary_table, category_stats=stats, language_corr=languages, confidence=args.confidence,
         size_curve=curve,
-        seed_figures=figures.seed_heatmaps(stats, writer.out) if draw else [],
-        language_figures=figures.language_heatmaps(stats, writer.out) if draw else [],
+        seed_figures=figures.seed_heatmaps(stats, writer.out, fine_flags, failed_keys(failed)) if draw else [],
+        language_figures=figures.language_heatmaps(stats, writer.out, fine_flags) if draw else [],
         size_figure=figures.size_curve_plot(curve, writer.out) if draw and not curve.empty else None,
-        comparison=_comparison(args, collected.predictions, stats, writer) if args.compare else None,
-        **_per_item(args, collected.predictions, writer),
+        comparison=_comparison(args, predictions, stats, writer) if args.compare else None,
+        failed=failed, summary_nonfailed=nonfailed, excluded_failed=args.exclude_failed, cross_lingual=crossed,
+        **_per_item(args, predictions, writer, failed),
         sections=[suite_section(suites, stats)] if not suites.empty else [],
     )
     (writer.out / "report.md").write_text(render(report), encoding="utf-8")

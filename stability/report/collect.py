@@ -6,6 +6,12 @@ directories), so results produced elsewhere are analysed exactly like our own ru
 The level-`all` row of a run has category `overall` and holds `overall_mcc`. Besides
 the contract columns the table carries `n_added` (MNLI examples added to the training
 data): from metrics.json for runs, from an `n_added` column or the setup name for CSVs.
+
+Which MCCs were undefined (degenerate, scored 0.0) travels beside the table as
+`Collected.degenerate` and is written to results.csv as an optional last column
+`degenerate` (true / false / empty = unknown), so figures can tell "undefined" from 0.00
+and a results.csv read back keeps the flag. `Collected.runs` holds what the failed-run
+check needs from each run record (validation accuracy and majority share).
 """
 from __future__ import annotations
 
@@ -28,7 +34,10 @@ KEY = ["lang", "setup", "seed", "level", "category"]
 PREDICTION_COLUMNS = ["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment", "categories",
                       "template", "features"]
 _CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
+RUN_COLUMNS = ["lang", "setup", "seed", "val_accuracy", "val_majority", "source"]
+DEGENERATE = "degenerate"
 _RECORD_KEYS = ("overall_mcc", "category_mcc")
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _CSV_FIX = "the header must name lang, setup, seed, category, mcc (optional: level, n_items)"
 
 
@@ -40,11 +49,17 @@ class Collected:
     predictions: pd.DataFrame
     n_runs: int
     n_csv: int
+    degenerate: pd.Series       # aligned with `results`: MCC undefined (True), defined, or unknown (NA)
+    runs: pd.DataFrame          # RUN_COLUMNS, one row per run directory (none for CSV inputs)
+
+    def results_with_flags(self) -> pd.DataFrame:
+        """The tidy table plus its optional `degenerate` column, as results.csv holds it."""
+        return self.results.assign(**{DEGENERATE: self.degenerate})
 
 
 def collect(paths: list[Path]) -> Collected:
     """Read every PATH (run-directory tree or tidy CSV) into one table; user errors name the file."""
-    frames, predictions, n_runs, n_csv = [], [], 0, 0
+    frames, predictions, records, n_runs, n_csv = [], [], [], 0, 0
     for path in paths:
         if path.is_dir():
             runs = list(iter_runs(path))
@@ -52,8 +67,10 @@ def collect(paths: list[Path]) -> Collected:
                 raise UserError("no run directories (folders with a finished run record) found", path=path,
                                 fix="point at the output folder of stability.train, or at a tidy CSV")
             for run in runs:
-                rows, items = read_run(run)
+                rows, items, record = read_run(run)
                 frames.append(rows)
+                records.append((record.lang, record.setup, record.seed, record.val_accuracy,
+                                record.val_majority, str(run.path)))
                 if not items.empty:
                     predictions.append(items)
             n_runs += len(runs)
@@ -66,11 +83,14 @@ def collect(paths: list[Path]) -> Collected:
     results = pd.concat(frames, ignore_index=True)
     _check_duplicates(results)
     results["n_added"] = results["n_added"].astype("Int64")
+    results = _sorted(results)
     return Collected(
-        results=_sorted(results)[RESULT_COLUMNS],
+        results=results[RESULT_COLUMNS],
         predictions=pd.concat(predictions, ignore_index=True) if predictions
         else pd.DataFrame(columns=PREDICTION_COLUMNS),
         n_runs=n_runs, n_csv=n_csv,
+        degenerate=results[DEGENERATE].astype("boolean"),
+        runs=pd.DataFrame(records, columns=RUN_COLUMNS),
     )
 
 
@@ -83,16 +103,17 @@ def _sorted(results: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
-def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tidy rows from the run's record and per-item rows from its predictions (empty if absent)."""
+def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
+    """Tidy rows from the run's record, per-item rows from its predictions (empty if absent), the record."""
     record = run.read_record(require=_RECORD_KEYS)
-    rows = [(level, name, n_items.get(name), mcc)
+    undefined = set(record.degenerate)
+    rows = [(level, name, n_items.get(name), mcc, name in undefined)
             for level, scores, n_items in (("fine", record.category_mcc, record.category_n),
                                            ("coarse", record.coarse_mcc, record.coarse_n))
             for name, mcc in scores.items()]
-    rows.append(("all", OVERALL, record.n_items, record.overall_mcc))
+    rows.append(("all", OVERALL, record.n_items, record.overall_mcc, OVERALL in undefined))
     try:
-        table = pd.DataFrame(rows, columns=["level", "category", "n_items", "mcc"])
+        table = pd.DataFrame(rows, columns=["level", "category", "n_items", "mcc", DEGENERATE])
         table["n_items"] = pd.to_numeric(table["n_items"]).astype("Int64")
         table["mcc"] = table["mcc"].astype(float)
         n_added = float(record.n_added) if record.n_added is not None else n_added_from_setup(record.setup)
@@ -102,7 +123,7 @@ def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
     _check_categories(table, run.path)
     table = table.assign(lang=record.lang, setup=record.setup, seed=record.seed, source=str(run.path),
                          n_added=n_added)
-    return table, _predictions_table(run, record)
+    return table, _predictions_table(run, record), record
 
 
 def _predictions_table(run: RunDir, record: RunRecord) -> pd.DataFrame:
@@ -149,6 +170,7 @@ def read_tidy_csv(path: Path) -> pd.DataFrame:
     n_added = table["n_added"] if "n_added" in table.columns else pd.Series("", index=table.index)
     table["n_added"] = _numbers(n_added, path, "n_added is not a number", "write a count or leave it empty",
                                 allow_empty=True).fillna(table["setup"].map(n_added_from_setup))
+    table[DEGENERATE] = _flags(table.get(DEGENERATE, pd.Series("", index=table.index)), path)
     _check_categories(table, path, first_row_line=2)
     return table.assign(source=str(path))
 
@@ -162,6 +184,14 @@ def _numbers(cells: pd.Series, path: Path, problem: str, fix: str, *, allow_empt
         bad &= cells.ne("")
     _reject(bad, path, problem, fix, cells=cells)
     return values
+
+
+def _flags(cells: pd.Series, path: Path) -> pd.Series:
+    """The optional `degenerate` column: true/false (also 1/0, yes/no), empty = unknown."""
+    cells = cells.str.strip().str.lower()
+    _reject(cells.ne("") & ~cells.isin(list(_FLAGS)), path, "degenerate must be true or false",
+            "write true, false or leave it empty", cells=cells)
+    return cells.map(_FLAGS).astype("boolean")
 
 
 def _reject(bad: pd.Series, path: Path, problem: str, fix: str, cells: pd.Series | None = None) -> None:

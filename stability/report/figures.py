@@ -2,12 +2,15 @@
 
 MCC maps share one diverging scale centred on 0 (−1 … 1) so colours compare across
 figures; delta maps use a symmetric range fitted to their values. Categories run down
-the y axis in canonical order, with lines between the coarse groups.
+the y axis in canonical order, with lines between the coarse groups. A cell whose MCC is
+undefined (degenerate: one class only among gold labels or predictions) is grey and
+reads "n/a", never 0.00; the column of a failed run is hatched and its label says so.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Iterable
 
 import matplotlib
 
@@ -23,6 +26,9 @@ from stability.core.taxonomy import COARSE_OF  # noqa: E402
 CMAP = "RdBu_r"
 _DPI = 120
 _ANNOTATE_UP_TO = 14   # columns; beyond that the numbers no longer fit in the cells
+UNDEFINED_TEXT = "n/a"
+_UNDEFINED_COLOUR = "#d4d4d4"
+FAILED_LABEL = "failed"
 
 
 def safe_name(text: str) -> str:
@@ -36,11 +42,32 @@ def _category_figure(n_panels: int, n_rows: int, n_columns: int) -> tuple[plt.Fi
     return plt.subplots(1, n_panels, figsize=(width, 1.8 + 0.28 * n_rows), squeeze=False, sharey=True)
 
 
-def _draw(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, title: str) -> None:
-    """One category × column heat map on a symmetric colour range centred on 0."""
-    sns.heatmap(matrix, ax=ax, cmap=CMAP, center=0.0, vmin=-vmax, vmax=vmax,
-                annot=matrix.shape[1] <= _ANNOTATE_UP_TO, fmt=".2f", annot_kws={"size": 7},
+def _draw(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, title: str,
+          undefined: pd.DataFrame | None = None, failed: Iterable[str] = ()) -> None:
+    """One category × column heat map on a symmetric colour range centred on 0.
+
+    `undefined` (same shape, bool) marks cells drawn grey with "n/a" instead of a colour and
+    a number; `failed` names columns to hatch and relabel.
+    """
+    annotate = matrix.shape[1] <= _ANNOTATE_UP_TO
+    mask = undefined.reindex_like(matrix).fillna(False).astype(bool) if undefined is not None else None
+    sns.heatmap(matrix, ax=ax, cmap=CMAP, center=0.0, vmin=-vmax, vmax=vmax, mask=mask,
+                annot=annotate, fmt=".2f", annot_kws={"size": 7},
                 linewidths=0.4, linecolor="white", cbar_kws={"label": label, "shrink": 0.5})
+    if mask is not None:
+        for row, column in zip(*np.nonzero(mask.to_numpy())):
+            ax.add_patch(plt.Rectangle((column, row), 1, 1, facecolor=_UNDEFINED_COLOUR, edgecolor="white",
+                                       linewidth=0.4))
+            if annotate:
+                ax.text(column + 0.5, row + 0.5, UNDEFINED_TEXT, ha="center", va="center", size=7, color="#555555")
+    columns = [str(column) for column in matrix.columns]
+    for name in failed:
+        column = columns.index(str(name))
+        ax.add_patch(plt.Rectangle((column, 0), 1, matrix.shape[0], fill=False, hatch="///", edgecolor="#333333",
+                                   linewidth=0))
+    if failed:
+        ax.set_xticks(np.arange(len(columns)) + 0.5,
+                      [f"{c}\n({FAILED_LABEL})" if c in set(map(str, failed)) else c for c in columns])
     coarse = matrix.index.map(COARSE_OF)
     for row in np.flatnonzero(coarse[1:] != coarse[:-1]) + 1:
         ax.axhline(row, color="black", linewidth=1.2)
@@ -58,30 +85,58 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
-def seed_heatmaps(stats: pd.DataFrame, out: Path) -> list[Path]:
-    """Category × seed MCC (plus the seed mean) per (lang, setup): `heatmap_<lang>_<setup>.png`."""
+def _undefined_by_seed(degenerate: pd.DataFrame | None, lang: str, setup: str) -> pd.DataFrame | None:
+    """Category × seed (str) bool of one (lang, setup), with a `mean` column true where every seed is."""
+    if degenerate is None:
+        return None
+    part = degenerate[(degenerate["lang"] == lang) & (degenerate["setup"] == setup)]
+    if part.empty:
+        return None
+    matrix = part.pivot(index="category", columns="seed", values="degenerate").fillna(False).astype(bool)
+    matrix.columns = [str(seed) for seed in matrix.columns]
+    matrix["mean"] = matrix.all(axis=1)
+    return matrix
+
+
+def seed_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | None = None,
+                  failed: set[tuple[str, str, int]] = frozenset()) -> list[Path]:
+    """Category × seed MCC (plus the seed mean) per (lang, setup): `heatmap_<lang>_<setup>.png`.
+
+    `degenerate`: fine rows lang, setup, seed, category, degenerate (undefined MCCs read
+    "n/a"); `failed`: (lang, setup, seed) of failed runs, whose columns are hatched.
+    """
     paths = []
     for (lang, setup), group in stats.groupby(["lang", "setup"], sort=True):
         matrix = group.set_index("category").filter(regex=r"^seed_").dropna(axis=1, how="all")
         matrix.columns = [column.removeprefix("seed_") for column in matrix.columns]
         matrix["mean"] = group.set_index("category")["mcc_mean"]
+        failed_seeds = [column for column in matrix.columns[:-1] if (lang, setup, int(column)) in failed]
         fig, axes = _category_figure(1, *matrix.shape)
-        _draw(axes[0, 0], matrix, 1.0, "MCC", f"{lang} · {setup}: category MCC per seed")
+        _draw(axes[0, 0], matrix, 1.0, "MCC", f"{lang} · {setup}: category MCC per seed",
+              undefined=_undefined_by_seed(degenerate, lang, setup), failed=failed_seeds)
         axes[0, 0].axvline(matrix.shape[1] - 1, color="black", linewidth=1.2)
-        axes[0, 0].set_xlabel("seed")
+        axes[0, 0].set_xlabel("seed   (n/a: MCC undefined" + ("; hatched: failed run, included in the mean)"
+                                                               if failed_seeds else ")"))
         paths.append(_save(fig, out / f"heatmap_{safe_name(lang)}_{safe_name(setup)}.png"))
     return paths
 
 
-def language_heatmaps(stats: pd.DataFrame, out: Path) -> list[Path]:
-    """Category × language seed-mean MCC per setup: `heatmap_languages_<setup>.png`."""
+def language_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | None = None) -> list[Path]:
+    """Category × language seed-mean MCC per setup: `heatmap_languages_<setup>.png` (n/a where every
+    seed's MCC was undefined)."""
     paths = []
     for setup, group in stats.groupby("setup", sort=True):
         matrix = group.pivot(index="category", columns="lang", values="mcc_mean") \
             .reindex(group["category"].drop_duplicates())
+        undefined = None
+        if degenerate is not None and not degenerate[degenerate["setup"] == setup].empty:
+            part = degenerate[degenerate["setup"] == setup]
+            undefined = part.assign(degenerate=part["degenerate"].fillna(False).astype(bool)) \
+                .groupby(["category", "lang"])["degenerate"].all().unstack()
         fig, axes = _category_figure(1, *matrix.shape)
-        _draw(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{setup}: mean category MCC")
-        axes[0, 0].set_xlabel("language")
+        _draw(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{setup}: mean category MCC",
+              undefined=undefined)
+        axes[0, 0].set_xlabel("language" + ("   (n/a: MCC undefined in every seed)" if undefined is not None else ""))
         paths.append(_save(fig, out / f"heatmap_languages_{safe_name(setup)}.png"))
     return paths
 
@@ -121,3 +176,69 @@ def size_curve_plot(curve: pd.DataFrame, out: Path) -> Path:
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
     return _save(fig, out / "size_curve.png")
+
+
+def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], setup: str,
+                  out: Path, note: str = "") -> Path:
+    """Language × language mean Cohen's κ (± σ over seeds) per run subset: `kappa_<setup>.png`.
+
+    `matrices` maps a panel title (e.g. "all runs", "non-failed runs") to (κ mean, κ σ,
+    run pairs) matrices; the diagonal is the seed baseline (two seeds of the same language).
+    """
+    n = len(matrices)
+    size = len(next(iter(matrices.values()))[0])
+    fig, axes = plt.subplots(1, n, figsize=(n * (1.1 * size + 2.6), 1.0 * size + 1.8), squeeze=False)
+    for ax, (title, (mean, std, pairs)) in zip(axes[0], matrices.items()):
+        labels = mean.map(lambda v: "" if pd.isna(v) else f"{v:.2f}") \
+            + std.map(lambda v: "" if pd.isna(v) else f" ± {v:.2f}") \
+            + pairs.map(lambda v: "" if pd.isna(v) else f"\n{int(v)} run pair{'s' if v != 1 else ''}")
+        sns.heatmap(mean.fillna(0.0), ax=ax, cmap=CMAP, center=0.0, vmin=-1.0, vmax=1.0, annot=labels.to_numpy(),
+                    fmt="", annot_kws={"size": 8}, mask=mean.isna(), linewidths=0.6, linecolor="white", square=True,
+                    cbar_kws={"label": "Cohen's κ (mean over seeds)", "shrink": 0.7})
+        for row, column in zip(*np.nonzero(mean.isna().to_numpy())):
+            ax.text(column + 0.5, row + 0.5, f"{UNDEFINED_TEXT}\n(fewer than 2 runs)", ha="center", va="center",
+                    size=8, color="#555555")
+        for i in range(size):
+            ax.add_patch(plt.Rectangle((i, i), 1, 1, fill=False, edgecolor="black", linewidth=1.4))
+        ax.set_title(title)
+        ax.set_xlabel("language B")
+        ax.set_ylabel("language A")
+        ax.tick_params(axis="y", labelrotation=0)
+    fig.suptitle(f"{setup}: agreement of predictions across languages (same seed);\n"
+                 "framed diagonal = seed baseline (two seeds of one language)" + (f"\n{note}" if note else ""),
+                 fontsize=10)
+    return _save(fig, out / f"kappa_{safe_name(setup)}.png")
+
+
+def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str], out: Path) -> Path:
+    """Per fine category: consistency of the pair (mean ± σ over seeds) with each language's seed
+    baseline as markers: `consistency_<setup>_<a>_<b>.png`."""
+    lang_a, lang_b = pair
+    part = by_category[(by_category["setup"] == setup) & (by_category["runs"] == "all")
+                       & (by_category["level"] == "fine")]
+
+    def series(a: str, b: str, column: str) -> pd.Series:
+        return part[(part["lang_a"] == a) & (part["lang_b"] == b)].set_index("category")[column]
+
+    mean, std = series(lang_a, lang_b, "consistency_mean"), series(lang_a, lang_b, "consistency_std")
+    order = [name for name in part["category"].drop_duplicates() if name in mean.index]
+    y = np.arange(len(order))
+    n_items = part.drop_duplicates("category").set_index("category")["n_items"]
+    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.28 * len(order)))
+    ax.barh(y, mean.reindex(order), xerr=std.reindex(order).fillna(0), color="#8fb3d9", capsize=2,
+            label=f"{lang_a} vs {lang_b} (same seed)")
+    for lang, marker in ((lang_a, "o"), (lang_b, "s")):
+        baseline = series(lang, lang, "consistency_mean").reindex(order)
+        ax.scatter(baseline, y, marker=marker, color="black", s=18, zorder=3, facecolors="none" if marker == "s" else None,
+                   label=f"{lang} seed baseline (two seeds of {lang})")
+    coarse = pd.Index(order).map(COARSE_OF)
+    for row in np.flatnonzero(coarse[1:] != coarse[:-1]) + 1:
+        ax.axhline(row - 0.5, color="grey", linewidth=0.8)
+    ax.set_yticks(y, [f"{name} ({n_items[name]})" for name in order])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.02)
+    ax.set_xlabel("consistency: share of items with the same prediction (mean ± σ over seeds)")
+    ax.set_title(f"{setup}: {lang_a} vs {lang_b} per category, all runs (items in parentheses)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(axis="x", alpha=0.3)
+    return _save(fig, out / f"consistency_{safe_name(setup)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")
