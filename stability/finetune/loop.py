@@ -25,6 +25,8 @@ from stability.core.progress import progress
 from stability.finetune.batching import collate, epoch_batches, eval_batches
 from stability.finetune.encoding import EncodedSplit
 
+# torch >= 2.4 has fused AdamW kernels for CPU as well as CUDA.
+_FUSED_ADAMW_EVERYWHERE = torch.__version__ >= "2.4"
 # Steps between updates of the loss shown on the progress bar (each reads the loss off the device).
 _LOSS_SHOWN_EVERY = 25
 
@@ -49,6 +51,18 @@ class _State:
     epochs_without_improvement: int = 0
 
 
+def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Move a collated batch; on CUDA through pinned memory without blocking.
+
+    A copy from pageable host memory synchronises the stream first, so every step would wait
+    for the previous step's kernels before queueing its own; a pinned, non-blocking copy does
+    not (the caching host allocator keeps the buffer alive until the copy has run).
+    """
+    if device.type != "cuda":
+        return {key: value.to(device) for key, value in batch.items()}
+    return {key: value.pin_memory().to(device, non_blocking=True) for key, value in batch.items()}
+
+
 def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, batch_size: int,
                                    accelerator: Accelerator, pad_id: int, desc: str = "evaluate") -> np.ndarray:
     """P(entailment) for every example, in the split's order, gathered from all processes."""
@@ -61,8 +75,9 @@ def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, 
     pieces: list[tuple[int, float]] = []
     with torch.inference_mode():
         for indices in progress(mine, desc=desc, unit="batch", enabled=accelerator.is_main_process):
-            batch = {k: v.to(accelerator.device) for k, v in collate(split, indices, pad_id).items()
-                     if k != "labels"}
+            inputs = collate(split, indices, pad_id)
+            del inputs["labels"]
+            batch = to_device(inputs, accelerator.device)
             probs = torch.softmax(model(**batch).logits.float(), dim=-1)[:, 0].cpu().numpy()
             pieces.extend(zip(indices.tolist(), probs.tolist()))
     if accelerator.num_processes > 1:
@@ -76,6 +91,18 @@ def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, 
 def labels_from_probability(prob_entailment: np.ndarray) -> np.ndarray:
     """Label 0 (entailment) when it is the more probable class."""
     return np.where(prob_entailment >= 0.5, 0, 1)
+
+
+def adamw(params, learning_rate: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW with the fused kernel where torch has one for every device (CPU since torch 2.4).
+
+    The default (per-tensor) CPU implementation runs ~10 elementwise passes per parameter
+    tensor; for a small encoder with batch size 4 that step cost more than forward and
+    backward together. The fused kernel computes the same update in one pass (results equal
+    up to float rounding; runs stay deterministic). HF Trainer uses it by default too.
+    """
+    return torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay,
+                             fused=True if _FUSED_ADAMW_EVERYWHERE else None)
 
 
 def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:
@@ -95,8 +122,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
     if trainer.batch_size % world:
         raise UserError(f"trainer.batch_size={trainer.batch_size} is not divisible by {world} processes",
                         fix="choose a global batch size that is a multiple of the process count")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=float(trainer.learning_rate),
-                                  weight_decay=float(trainer.weight_decay))
+    optimizer = adamw(model.parameters(), float(trainer.learning_rate), float(trainer.weight_decay))
     model, optimizer = accelerator.prepare(model, optimizer)
     state = _State(TrainResult())
     start_epoch = 1
@@ -119,8 +145,8 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
         for indices in bar:
             if len(indices) < world:
                 continue  # a tail too small to give every process an example
-            batch = {k: v.to(accelerator.device)
-                     for k, v in collate(train_split, _process_slice(indices, accelerator), pad_id).items()}
+            batch = to_device(collate(train_split, _process_slice(indices, accelerator), pad_id),
+                              accelerator.device)
             loss = model(**batch).loss
             accelerator.backward(loss)
             accelerator.clip_grad_norm_(model.parameters(), float(trainer.max_grad_norm))
