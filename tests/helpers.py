@@ -1,4 +1,4 @@
-"""Shared test helpers: run the training command line in a subprocess and read its runs."""
+"""Shared test helpers: run the training command line in a subprocess, read its runs, check errors."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,16 @@ def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subpro
     """`python -m stability.train ARGS` with the test's cache, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "stability.train", *args], cwd=cwd,
                           env=dict(os.environ), capture_output=True, text=True, timeout=timeout, **popen)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    """A user error: status 2 and one stderr line `error: ... (fix: ...)` holding every fragment."""
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "fix:" in lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
 
 
 def runs(output_dir: Path) -> dict[str, dict]:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import assert_one_line_error
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD_TRAIN = '{"premise": "a b", "hypothesis": "b", "label": "entailment", "idx": 0}\n'
@@ -30,15 +31,6 @@ def _french_release(root: Path, train: str = GOOD_TRAIN, diag: str = GOOD_DIAG) 
     return root
 
 
-def _assert_one_line(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ") and "fix:" in lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0]
-
-
 BAD_FILES = {
     "malformed": (GOOD_TRAIN + '{"premise": "x",\n', GOOD_DIAG, "train_fr.jsonl:2: malformed JSON"),
     "missing_field": ('{"premise": "x", "label": "entailment"}\n', GOOD_DIAG,
@@ -57,7 +49,7 @@ def test_bad_data_file(tmp_path, case):
     root = _french_release(tmp_path / "data", train, diag)
     result = _train(["lang=fr", "model=tiny", f"data.root={root}", f"paths.output_dir={tmp_path / 'out'}"],
                     tmp_path)
-    _assert_one_line(result, message)
+    assert_one_line_error(result, message)
     assert not list((tmp_path / "out").rglob("metrics.json"))
 
 
@@ -65,22 +57,22 @@ def test_missing_file(tmp_path):
     root = _french_release(tmp_path / "data")
     (root / "French" / "TERRa" / "val_fr.jsonl").unlink()
     result = _train(["lang=fr", "model=tiny", f"data.root={root}"], tmp_path)
-    _assert_one_line(result, "val_fr.jsonl: missing French validation file", "data.root")
+    assert_one_line_error(result, "val_fr.jsonl: missing French validation file", "data.root")
 
 
 def test_unknown_lang(tmp_path):
-    _assert_one_line(_train(["lang=xx"], tmp_path), "unknown lang 'xx'", "de, en, fr, ru, sv")
+    assert_one_line_error(_train(["lang=xx"], tmp_path), "unknown lang 'xx'", "de, en, fr, ru, sv")
 
 
 @pytest.mark.parametrize("value", ["5..0", "a..b", "0..x"])
 def test_bad_range(tmp_path, value):
-    _assert_one_line(_train([f"seed={value}"], tmp_path), f"bad range 'seed={value}'", "seed=0..5")
+    assert_one_line_error(_train([f"seed={value}"], tmp_path), f"bad range 'seed={value}'", "seed=0..5")
 
 
 def test_missing_model_folder(tmp_path):
     root = _french_release(tmp_path / "data")
     result = _train(["lang=fr", f"model.name={tmp_path / 'no-such-model'}", f"data.root={root}"], tmp_path)
-    _assert_one_line(result, "cannot load the tokenizer of model.name=")
+    assert_one_line_error(result, "cannot load the tokenizer of model.name=")
 
 
 def test_finished_results_survive_a_failing_rerun(tmp_path):
@@ -88,7 +80,7 @@ def test_finished_results_survive_a_failing_rerun(tmp_path):
     run = tmp_path / "outputs" / "default" / "fr" / "rte" / "seed0"
     run.mkdir(parents=True)
     (run / "metrics.json").write_text(json.dumps({"overall_mcc": 0.5}), encoding="utf-8")
-    _assert_one_line(_train(["lang=fr", "seed=3..1"], tmp_path), "bad range")
+    assert_one_line_error(_train(["lang=fr", "seed=3..1"], tmp_path), "bad range")
     assert json.loads((run / "metrics.json").read_text())["overall_mcc"] == 0.5
 
 
@@ -102,4 +94,4 @@ def test_finished_results_survive_a_failing_rerun(tmp_path):
 def test_bad_override_values(tmp_path, override, message):
     result = _train(["experiment=smoke", "hydra.mode=RUN", override, f"paths.output_dir={tmp_path}"],
                     tmp_path)
-    _assert_one_line(result, message)
+    assert_one_line_error(result, message)

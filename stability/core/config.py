@@ -15,6 +15,7 @@ from stability.core.setups import diagnostic_tag, setup_name
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 CONFIG_NAME = "train"
+PROBE_CONFIG_NAME = "probe"
 # Without GPUs, `hydra/launcher=local_gpus` runs one job per this many cores: small batches
 # gain little from more threads, so parallel jobs use the machine better.
 CPU_CORES_PER_JOB = 4
@@ -33,13 +34,24 @@ def local_job_count() -> int:
     return jobs_for(n_gpus, os.cpu_count() or 1)
 
 
+def probe_output_dir(runs: object, output_dir: object, lang: object, labels: object) -> str:
+    """`${probe_out:}`, where `python -m probing` writes: beside the runs it probes
+    (`<runs>/probing`), else `<paths.output_dir>/probing/<lang>`; `_gold` for gold labels."""
+    folder = "probing" if labels == "annotator" else f"probing_{labels}"
+    if runs not in (None, "", "None"):
+        return str(Path(str(runs)) / folder)
+    return str(Path(str(output_dir)) / folder / str(lang))
+
+
 for _name, _resolver in (("setup_name", setup_name), ("diagnostic_tag", diagnostic_tag),
-                         ("local_jobs", local_job_count)):
+                         ("local_jobs", local_job_count), ("probe_out", probe_output_dir)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _resolver)
 
 
-def compose_config(overrides: list[str], return_hydra_config: bool = False) -> DictConfig:
-    """The training config with these overrides, composed outside a Hydra run (tools, tests)."""
+def compose_config(overrides: list[str], return_hydra_config: bool = False,
+                   config_name: str = CONFIG_NAME) -> DictConfig:
+    """A packaged config (training by default) with these overrides, composed outside a Hydra
+    run (tools, tests)."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(CONFIG_NAME, overrides=overrides, return_hydra_config=return_hydra_config)
+        return compose(config_name, overrides=overrides, return_hydra_config=return_hydra_config)

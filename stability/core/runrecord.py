@@ -186,6 +186,16 @@ class RunDir:
     def is_finished(self) -> bool:
         return (self.path / _METRICS_FILE).is_file()
 
+    def read_config(self) -> DictConfig:
+        """The resolved config the run was trained with (model, data, trainer, ...)."""
+        path = self.path / _CONFIG_FILE
+        if not path.is_file():
+            raise UserError(f"no {_CONFIG_FILE} in the run directory", path=self.path, fix=_RERUN)
+        config = OmegaConf.load(path)
+        if not isinstance(config, DictConfig):
+            raise UserError(f"malformed {_CONFIG_FILE} (not a mapping)", path=path, fix=_RERUN)
+        return config
+
     def read_record(self, require: Iterable[str] = ()) -> RunRecord:
         path = self.path / _METRICS_FILE
         try:

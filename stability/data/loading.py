@@ -42,7 +42,8 @@ def language_source(cfg: DictConfig) -> FileSource:
     )
 
 
-def _head(examples: list[Example], limit: int | None) -> list[Example]:
+def take_first(examples: list[Example], limit: int | None) -> list[Example]:
+    """The first `limit` examples (all when None): data.max_*_samples cut files this way."""
     return examples if limit is None else examples[: int(limit)]
 
 
@@ -67,9 +68,9 @@ def load_run_data(cfg: DictConfig) -> RunData:
     """Read the language's splits, cut them for quick runs, and mix in MNLI when asked."""
     source = language_source(cfg)
     code = cfg.lang.code
-    train = _head(read_examples(source.path("train"), code), cfg.data.max_train_samples)
-    validation = _head(read_examples(source.path("validation"), code), cfg.data.max_eval_samples)
-    diagnostic = _head(_diagnostic(cfg, source), cfg.data.max_eval_samples)
+    train = take_first(read_examples(source.path("train"), code), cfg.data.max_train_samples)
+    validation = take_first(read_examples(source.path("validation"), code), cfg.data.max_eval_samples)
+    diagnostic = take_first(_diagnostic(cfg, source), cfg.data.max_eval_samples)
     added = mnli_addition(cfg)
     return RunData(train=train + added, validation=validation, diagnostic=diagnostic,
                    n_added=len(added))

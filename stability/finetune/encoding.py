@@ -6,7 +6,6 @@ so a batch costs only as much as its longest pair.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -15,6 +14,7 @@ import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from stability.core.atomic import atomic_path
+from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.records import Example
 
 
@@ -33,13 +33,6 @@ class EncodedSplit:
 
     def __len__(self) -> int:
         return len(self.input_ids)
-
-
-def tokenizer_fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
-    """A hash of everything that decides how text becomes ids."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    state = backend.to_str() if backend is not None else json.dumps(tokenizer.get_vocab(), sort_keys=True)
-    return hashlib.sha256(state.encode("utf-8")).hexdigest()
 
 
 def _data_fingerprint(examples: Sequence[Example]) -> str:

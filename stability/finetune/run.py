@@ -11,12 +11,13 @@ from accelerate import Accelerator
 from omegaconf import DictConfig
 
 from stability.core.metrics import majority_share, score_diagnostic
+from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
 from stability.data.loading import load_run_data
 from stability.finetune.config_checks import check_run_config
 from stability.finetune.distributed import cpu_only_distributed
-from stability.finetune.encoding import encode, tokenizer_fingerprint
+from stability.finetune.encoding import encode
 from stability.finetune.loop import (
     labels_from_probability,
     predict_entailment_probability,

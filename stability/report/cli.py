@@ -17,6 +17,7 @@ from stability.report.compare import check_setups, delta_shares, setup_deltas
 from stability.report.crosslingual import check_arguments, cross_lingual
 from stability.report.failed import FailedRule, failed_keys, failed_runs, without_failed
 from stability.report.markdown import Comparison, Report, render
+from stability.report.probing import probing_section
 from stability.report.sizes import size_curve
 from stability.report.stats import category_stats, language_corr, summary
 from stability.report.suites import suite_accuracy, suite_section
@@ -213,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
         comparison=_comparison(args, predictions, stats, writer) if args.compare else None,
         failed=failed, summary_nonfailed=nonfailed, excluded_failed=args.exclude_failed, cross_lingual=crossed,
         **_per_item(args, predictions, writer, failed),
-        sections=[suite_section(suites, stats)] if not suites.empty else [],
+        sections=[section for section in (suite_section(suites, stats) if not suites.empty else "",
+                                          probing_section(args.paths)) if section],
     )
     (writer.out / "report.md").write_text(render(report), encoding="utf-8")
     print(f"read {collected.n_runs} runs and {collected.n_csv} CSV files; wrote {len(writer.written)} "

@@ -1,0 +1,36 @@
+"""The probing section of report.md: every probing.csv under the report's input folders,
+summarised as the best layer per (model, task) with its controls (DESIGN.md section 7)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from stability.core.probetable import find_probing_tables, read_probing_table
+
+
+def best_layers(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, task): the layer with the highest seed-mean accuracy, and its controls there."""
+    means = table.groupby(["model", "task", "layer"], sort=True).agg(
+        n_seeds=("test_acc", "size"), test_acc=("test_acc", "mean"), selectivity=("selectivity", "mean"),
+        random_init_acc=("random_init_acc", "mean"), majority_acc=("majority_acc", "mean")).reset_index()
+    best = means.loc[means.groupby(["model", "task"], sort=True)["test_acc"].idxmax()]
+    return best.reset_index(drop=True)
+
+
+def probing_section(paths: list[Path]) -> str:
+    """`## Probing` for the probing.csv files under the folders among `paths`; empty when none."""
+    found = [path for root in paths if root.is_dir() for path in find_probing_tables(root)]
+    if not found:
+        return ""
+    rows = []
+    for path in found:
+        for r in best_layers(read_probing_table(path)).itertuples():
+            rows.append(f"| {path.parent} | {r.model} | {r.task} | {r.layer} | {r.n_seeds} | {r.test_acc:.3f} | "
+                        f"{r.selectivity:.3f} | {r.random_init_acc:.3f} | {r.majority_acc:.3f} |")
+    header = ("| probing folder | model | task | best layer | seeds | accuracy | selectivity | random-init | "
+              "majority |\n|---|---|---|---|---|---|---|---|---|\n")
+    return ("## Probing\n\nLayer-wise probes (`python -m probing`): per encoder and task, the layer whose "
+            "probe is most accurate on the diagnostic set (mean over seeds), with selectivity (accuracy − "
+            "control task), the random-init encoder and the majority class at that layer. Figures and "
+            "intervals are in each folder's probing.md.\n\n" + header + "\n".join(rows) + "\n")

@@ -1,0 +1,72 @@
+"""End to end: a smoke sweep that saved its weights, probed; MiniLM on the French release."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from helpers import QUICK, train_cli
+from probe_helpers import probe_cli
+
+from stability.core.probetable import PROBING_COLUMNS, read_probing_table
+
+TASKS = {"Logic", "Lexical Semantics", "Predicate-Argument Structure"}
+
+
+@pytest.mark.slow
+def test_smoke_sweep_probed_then_reported(tmp_path):
+    out = tmp_path / "outputs"
+    trained = train_cli([*QUICK, "seed=0..1", "trainer.save_model=true", f"paths.output_dir={out}"], tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    probed = probe_cli([f"runs={out / 'smoke'}", "data.source=builtin", "probe.bootstrap=200"], tmp_path)
+    assert probed.returncode == 0, probed.stderr
+    folder = out / "smoke" / "probing"
+    assert list(pd.read_csv(folder / "probing.csv").columns) == PROBING_COLUMNS
+    table = read_probing_table(folder / "probing.csv")
+    encoders = table.assign(seed=table["seed"].astype("object").where(table["seed"].notna(), None))
+    assert {(m, s) for m, s in zip(encoders["model"], encoders["seed"])} == \
+        {("pretrained", None), ("fine-tuned:rte", 0), ("fine-tuned:rte", 1)}
+    for _, rows in encoders.groupby(["model", encoders["seed"].astype(str)]):
+        assert set(rows["task"]) == TASKS     # the tiny BERT: 2 layers + embeddings, every task
+        assert sorted(rows["layer"]) == sorted([0, 1, 2] * 3)
+    assert (table["selectivity"] - (table["test_acc"] - table["control_acc"])).abs().max() < 1e-12
+    # the probe reads its own data config: all 64 built-in training pairs, not the runs' 32
+    assert (table["n_test"] == 83).all() and (table["n_train"] == 64).all()
+    # model=tiny has no pretrained weights: its pretrained row is the random initialisation
+    pretrained = table[table["model"] == "pretrained"]
+    assert (pretrained["test_acc"] == pretrained["random_init_acc"]).all()
+    figures = sorted(path.name for path in folder.glob("probing_*.png"))
+    assert figures == ["probing_Lexical_Semantics.png", "probing_Logic.png",
+                       "probing_Predicate-Argument_Structure.png"]
+    page = (folder / "probing.md").read_text(encoding="utf-8")
+    assert all(f"]({name})" in page for name in figures) and "fine-tuned:rte (mean ± σ)" in page
+    seeds = pd.read_csv(folder / "probing_seeds.csv")
+    assert (seeds["n_seeds"] == 2).all() and len(seeds) == 9
+
+    # other probe settings: every split of every encoder comes from the feature cache
+    again = probe_cli([f"runs={out / 'smoke'}", "data.source=builtin", "probe.pair_features=uv_diff_prod",
+                       "probe.bootstrap=0", f"out={tmp_path / 'again'}"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    log = again.stdout + again.stderr
+    assert log.count("from the feature cache") == 9 and " encoded" not in log
+
+    report = subprocess.run([sys.executable, "-m", "stability.report", str(out / "smoke"), "--bootstrap", "0",
+                             "--no-figures", "--out", str(tmp_path / "report")], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    section = (tmp_path / "report" / "report.md").read_text(encoding="utf-8").split("## Probing")[1]
+    assert section.count("| fine-tuned:rte |") == 3 and section.count("| pretrained |") == 3
+
+
+@pytest.mark.slow
+def test_minilm_on_the_french_release(shared_data, minilm_folder, tmp_path):
+    result = probe_cli(["lang=fr", f"data.root={shared_data}", f"model.name={minilm_folder}",
+                        "data.max_train_samples=80", "data.max_eval_samples=60", "probe.bootstrap=0",
+                        "probe.tasks=[Logic,Lexical Semantics]", f"out={tmp_path / 'probing'}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    table = read_probing_table(tmp_path / "probing" / "probing.csv")
+    # (in 140 French pairs every one has a Predicate-Argument Structure feature: one class, no task)
+    assert set(table["model"]) == {"pretrained"} and set(table["task"]) == {"Logic", "Lexical Semantics"}
+    assert sorted(table["layer"].unique()) == list(range(7))     # embeddings + 6 layers
+    assert (table["n_train"] == 80 + 60).all() and (table["n_test"] == 60).all()   # train + validation
+    assert "held-out (picks L2): test (60 pairs)" in (tmp_path / "probing" / "probing.md").read_text()
