@@ -26,10 +26,11 @@ _HISTORY = 10          # L-BFGS memory (curvature pairs per problem)
 _ARMIJO = 1e-4         # sufficient-decrease constant of the backtracking line search
 _MAX_HALVINGS = 30
 _CURVATURE_EPS = 1e-10
-_COMPACT_BELOW = 0.75  # drop converged columns once fewer than this share is still active
-# BLAS matrix kernels work on blocks of columns: on the development machine (x86, AVX2) a
-# product with 16 columns costs less than one with 15, so batches are padded to a multiple.
-_COLUMN_BLOCK = 16
+_COMPACT_BELOW = 0.75  # drop converged problems once every layer has fewer than this share active
+# BLAS matrix kernels work on blocks of columns: on the development machine (x86, AVX2,
+# one thread) a product with 8 columns costs less than one with 6, so batches are padded
+# to a multiple of 8.
+_COLUMN_BLOCK = 8
 
 
 def standardise(fit: np.ndarray, others: dict[str, np.ndarray], device: str = "cpu") -> dict[str, torch.Tensor]:
@@ -64,25 +65,32 @@ class FitResult:
 
 @dataclass
 class _Batch:
-    """The columns still being optimised; tensors are (layers, columns, ...)."""
+    """The problems still being optimised: each layer keeps its own `columns`, so tensors are
+    (layers, kept columns, ...) and a problem leaves the batch when it converges, whatever the
+    other layers' problems in its column do."""
 
-    columns: torch.Tensor        # indices into the full column set
-    y: torch.Tensor              # (1, columns, n)
-    mask: torch.Tensor           # (1, columns, n) sample weights summing to 1 per column
-    penalty: torch.Tensor        # (1, columns, dims + 1): λ, 0 for the bias
+    columns: torch.Tensor        # (layers, kept) indices into the full column set
+    y: torch.Tensor              # (layers, kept, n)
+    mask: torch.Tensor           # (layers, kept, n) sample weights summing to 1 per problem
+    penalty: torch.Tensor        # (layers, kept, dims + 1): λ, 0 for the bias
     params: torch.Tensor
-    z: torch.Tensor              # (layers, columns, n) logits at params
-    loss: torch.Tensor           # (layers, columns)
+    z: torch.Tensor              # (layers, kept, n) logits at params
+    loss: torch.Tensor           # (layers, kept)
     grad: torch.Tensor
     history: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
     def keep(self, index: torch.Tensor) -> None:
-        """Restrict every tensor to the columns at `index`."""
-        self.columns = self.columns[index]
+        """Restrict every tensor to the problems at `index` (layers, kept'), per layer."""
+        self.columns = self.columns.gather(1, index)
         for name in ("y", "mask", "penalty", "params", "z", "grad"):
-            setattr(self, name, getattr(self, name)[:, index])
-        self.loss = self.loss[:, index]
-        self.history = [(s[:, index], y[:, index], rho[:, index]) for s, y, rho in self.history]
+            setattr(self, name, _rows(getattr(self, name), index))
+        self.loss = self.loss.gather(1, index)
+        self.history = [(_rows(s, index), _rows(y, index), rho.gather(1, index)) for s, y, rho in self.history]
+
+
+def _rows(tensor: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """tensor[l, index[l, k], :] for every layer l."""
+    return tensor.gather(1, index.unsqueeze(2).expand(-1, -1, tensor.shape[2]))
 
 
 def _data_loss(batch: _Batch, z: torch.Tensor) -> torch.Tensor:
@@ -161,14 +169,16 @@ def _padded(n: int) -> int:
     return -(-n // _COLUMN_BLOCK) * _COLUMN_BLOCK
 
 
-def _keep_padded(still: torch.Tensor) -> torch.Tensor:
-    """Indices of the active columns, topped up with finished ones to a whole column block."""
-    order = torch.argsort((~still).to(torch.int8), stable=True)
-    return torch.sort(order[:_padded(int(still.sum()))]).values
+def _keep_padded(active: torch.Tensor) -> torch.Tensor:
+    """Per layer, the indices of its active problems, topped up with finished ones so that
+    every layer keeps the same whole number of column blocks."""
+    kept = _padded(int(active.sum(dim=1).max()))
+    order = torch.argsort((~active).to(torch.int8), dim=1, stable=True)[:, :kept]
+    return torch.sort(order, dim=1).values
 
 
 def fit_logistic(x: torch.Tensor, y: np.ndarray, l2: np.ndarray, sample_weight: np.ndarray | None = None,
-                 max_iter: int = 500, tol: float = 1e-4) -> FitResult:
+                 max_iter: int = 100, tol: float = 1e-4) -> FitResult:
     """Fit every (layer, column) problem: x (layers, n, dims + 1) standardised with a bias
     column, y (n, columns) 0/1, l2 (columns,) strengths, sample_weight (n, columns) or None.
 
@@ -181,22 +191,31 @@ def fit_logistic(x: torch.Tensor, y: np.ndarray, l2: np.ndarray, sample_weight: 
     y = np.asarray(y, dtype=np.float32)
     n_columns = y.shape[1]
     pad = _padded(n_columns) - n_columns          # extra columns that start (and stay) converged
-    y_t = torch.as_tensor(np.pad(y, ((0, 0), (0, pad))).T, dtype=dtype, device=device).unsqueeze(0)
-    weights = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float32)
-    weights = torch.as_tensor(np.pad(weights, ((0, 0), (0, pad)), constant_values=1.0).T, dtype=dtype,
-                              device=device).unsqueeze(0)
+    total = n_columns + pad
+
+    def per_layer(array: np.ndarray) -> torch.Tensor:
+        """(n, columns) -> (layers, columns + pad, n), the pad columns filled with ones."""
+        padded = np.pad(np.asarray(array, dtype=np.float32), ((0, 0), (0, pad)), constant_values=1.0)
+        return torch.as_tensor(padded.T, dtype=dtype, device=device).expand(n_layers, -1, -1).contiguous()
+
+    weights = per_layer(np.ones_like(y) if sample_weight is None else sample_weight)
     penalty = torch.as_tensor(np.pad(np.asarray(l2, dtype=np.float32), (0, pad), constant_values=1.0),
-                              dtype=dtype, device=device)[None, :, None].expand(1, -1, width).clone()
+                              dtype=dtype, device=device)[None, :, None].expand(n_layers, -1, width).clone()
     penalty[..., -1] = 0.0
-    params = torch.zeros(n_layers, n_columns + pad, width, dtype=dtype, device=device)
-    z = torch.zeros(n_layers, n_columns + pad, n, dtype=dtype, device=device)
-    batch = _Batch(torch.arange(n_columns + pad, device=device), y_t, weights / weights.sum(dim=2, keepdim=True),
-                   penalty, params, z, torch.zeros(n_layers, n_columns + pad, dtype=dtype, device=device),
-                   params, [])
+    params = torch.zeros(n_layers, total, width, dtype=dtype, device=device)
+    z = torch.zeros(n_layers, total, n, dtype=dtype, device=device)
+    columns = torch.arange(total, device=device).expand(n_layers, -1).contiguous()
+    batch = _Batch(columns, per_layer(y), weights / weights.sum(dim=2, keepdim=True), penalty, params, z,
+                   torch.zeros(n_layers, total, dtype=dtype, device=device), params, [])
     batch.loss = _data_loss(batch, z)
     batch.grad = _gradient(batch, x, params, z)
     result = params.clone()
-    converged = torch.ones(n_layers, n_columns + pad, dtype=torch.bool, device=device)
+    converged = torch.ones(n_layers, total, dtype=torch.bool, device=device)
+
+    def write_back(active: torch.Tensor) -> None:
+        result.scatter_(1, batch.columns.unsqueeze(2).expand(-1, -1, width), batch.params)
+        converged.scatter_(1, batch.columns, ~active)
+
     iteration = 0
     active = batch.grad.abs().amax(dim=2) > tol
     active[:, n_columns:] = False
@@ -204,13 +223,10 @@ def fit_logistic(x: torch.Tensor, y: np.ndarray, l2: np.ndarray, sample_weight: 
         iteration += 1
         stalled = _step(batch, x, active)
         active = active & (batch.grad.abs().amax(dim=2) > tol) & ~stalled
-        still = active.any(dim=0)
-        if _padded(int(still.sum())) <= _COMPACT_BELOW * len(still):
-            result[:, batch.columns] = batch.params
-            converged[:, batch.columns] = ~active
-            keep = _keep_padded(still)
+        if _padded(int(active.sum(dim=1).max())) <= _COMPACT_BELOW * active.shape[1]:
+            write_back(active)
+            keep = _keep_padded(active)
             batch.keep(keep)
-            active = active[:, keep]
-    result[:, batch.columns] = batch.params
-    converged[:, batch.columns] = ~active
+            active = active.gather(1, keep)
+    write_back(active)
     return FitResult(result[:, :n_columns], iteration, converged[:, :n_columns].cpu().numpy())

@@ -29,7 +29,7 @@ class FitSettings:
     """The L2 grid (strongest first), optimiser limits, the control seed and the device."""
 
     l2: np.ndarray
-    max_iter: int = 500
+    max_iter: int = 100
     tol: float = 1e-4
     seed: int = 0
     device: str = "cpu"
