@@ -12,6 +12,7 @@ from annotators.affixes import MorphNegation
 from annotators.tokenize import normalize, tokenize
 from annotators.wordlist_rules import LexicalRules
 from annotators.wordlists import Sentence
+from stability.core.errors import UserError
 
 _NAME_TAGS = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
 _NOMINAL = frozenset({"NOUN", "NPRO"})
@@ -31,7 +32,11 @@ class Analysis:
 
 @functools.lru_cache(maxsize=1)
 def _analyzer():
-    import pymorphy3
+    try:
+        import pymorphy3
+    except ImportError:
+        raise UserError("the 'ru' annotator needs pymorphy3, which is not installed",
+                        fix="pip install 'nli-stability[annotators]'") from None
 
     return pymorphy3.MorphAnalyzer()
 

@@ -25,7 +25,11 @@ def install_hint(names: tuple[str, ...]) -> str:
 @functools.lru_cache(maxsize=None)
 def load_pipeline(lang: str, names: tuple[str, ...]):
     """The first of `names` that loads, with unneeded components excluded; else a UserError."""
-    import spacy
+    try:
+        import spacy
+    except ImportError:
+        raise UserError(f"the '{lang}' annotator needs spaCy, which is not installed",
+                        fix="pip install 'nli-stability[annotators]'") from None
 
     for name in names:
         try:

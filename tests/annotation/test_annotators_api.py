@@ -1,4 +1,6 @@
 """annotate(): supported vs unsupported features, pair inputs, content-hash cache, settings."""
+import sys
+
 import pytest
 import yaml
 from omegaconf import OmegaConf
@@ -82,6 +84,23 @@ def test_missing_spacy_model_is_one_clear_user_error():
     assert "pip install en-nonexistent-pkg" in message
     assert "python -m spacy download en_core_web_lg" in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("lang, missing", [("en", "spacy"), ("ru", "pymorphy3")])
+def test_missing_annotator_library_is_one_clear_user_error(monkeypatch, lang, missing):
+    # a base install (no `annotators` extra): what `python -m probing` meets first
+    import annotators.russian as russian
+
+    monkeypatch.setitem(sys.modules, missing, None)      # importing it raises ImportError
+    load_pipeline.cache_clear()
+    russian._analyzer.cache_clear()
+    try:
+        with pytest.raises(UserError, match=rf"'{lang}' annotator needs .*not installed") as err:
+            load_pipeline(lang, ("en_core_web_sm",)) if missing == "spacy" else russian._analyzer()
+        assert "pip install 'nli-stability[annotators]'" in str(err.value)
+    finally:
+        load_pipeline.cache_clear()
+        russian._analyzer.cache_clear()
 
 
 def test_unknown_language_and_feature():
