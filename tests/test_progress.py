@@ -28,7 +28,7 @@ def test_terminal_shows_a_bar_per_epoch_pipe_only_log_lines(tmp_path):
         if not chunk:
             break
         shown += chunk
-    stdout, _ = process.communicate(timeout=300)
+    process.communicate(timeout=300)
     os.close(controller)
     assert process.returncode == 0
     screen = shown.decode("utf-8", "replace")
