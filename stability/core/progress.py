@@ -45,9 +45,6 @@ def progress(iterable: Iterable[T] | None = None, *, total: int | None = None, d
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever sys.stderr is at the time of the message (a test may have replaced it)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-
     @property
     def stream(self):  # type: ignore[override]
         return sys.stderr
