@@ -18,7 +18,7 @@ from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.report import figures
 from stability.report.consistency import (ALL_RUNS, NON_FAILED, Consistency, consistency, flagged_consistency,
-                                          kappa_matrix, lowest_kappa_pair)
+                                          kappa_matrix, lowest_kappa_pair, setup_runs)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
     `flagged_by_lang` comes from `check_arguments`."""
     if predictions.empty:
         return None
-    tables = consistency(predictions, failed)
+    runs = setup_runs(predictions)
+    tables = consistency(predictions, failed, runs=runs)
     if tables is None:
         return None
     write_csv(tables.pairs, "consistency.csv")
@@ -91,7 +92,7 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
              if (pair := _bar_pair(tables, setup, args.consistency_pair)) is not None}
     flagged = None
     if flagged_by_lang is not None:
-        flagged = flagged_consistency(predictions, flagged_by_lang, failed)
+        flagged = flagged_consistency(runs, flagged_by_lang, failed)
         write_csv(flagged, "consistency_flagged.csv")
     drawn = []
     if draw:
