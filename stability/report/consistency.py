@@ -49,6 +49,13 @@ SUMMARY_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "n_pairs", "n_items", "c
                    "kappa_baseline", "kappa_minus_baseline", "n_constant_pairs"]
 ALL_RUNS, NON_FAILED = "all", "non-failed"
 ALL_ITEMS = "all items"
+# Mean and σ over run pairs, the same in the per-category and the per-pair table (named aggregations).
+_OVER_PAIRS: dict[str, tuple[str, str]] = {
+    "consistency_mean": ("consistency", "mean"), "consistency_std": ("consistency", "std"),
+    "kappa_mean": ("kappa", "mean"), "kappa_std": ("kappa", "std"),
+    "consistency_correct_mean": ("consistency_correct", "mean"),
+    "consistency_incorrect_mean": ("consistency_incorrect", "mean"),
+}
 _GROUPS: tuple[tuple[str, str], ...] = tuple(("fine", name) for name in FINE_CATEGORIES) \
     + tuple(("coarse", name) for name in COARSE_CATEGORIES) + (("all", ALL_ITEMS),)
 
@@ -173,12 +180,7 @@ def _by_category(groups: pd.DataFrame) -> pd.DataFrame:
     for runs, part in _subsets(groups, groups["failed"]):
         scored = part[part["n_items"] > 0]
         stats = scored.groupby(["setup", "lang_a", "lang_b", "level", "category"], sort=False).agg(
-            n_items=("n_items", "max"), n_pairs=("n_items", "size"),
-            consistency_mean=("consistency", "mean"), consistency_std=("consistency", "std"),
-            kappa_mean=("kappa", "mean"), kappa_std=("kappa", "std"),
-            consistency_correct_mean=("consistency_correct", "mean"),
-            consistency_incorrect_mean=("consistency_incorrect", "mean"),
-        ).reset_index()
+            n_items=("n_items", "max"), n_pairs=("n_items", "size"), **_OVER_PAIRS).reset_index()
         frames.append(stats.assign(runs=runs))
     table = pd.concat(frames, ignore_index=True)
     table["coarse"] = table["category"].map(COARSE_OF).fillna(table["category"])
@@ -190,11 +192,7 @@ def _summary(pairs: pd.DataFrame) -> pd.DataFrame:
     for runs, part in _subsets(pairs, pairs["failed_a"] | pairs["failed_b"]):
         stats = part.assign(constant=part["constant_a"] | part["constant_b"]).groupby(
             ["setup", "lang_a", "lang_b"], sort=True).agg(
-            n_pairs=("n_items", "size"), n_items=("n_items", "max"),
-            consistency_mean=("consistency", "mean"), consistency_std=("consistency", "std"),
-            kappa_mean=("kappa", "mean"), kappa_std=("kappa", "std"),
-            consistency_correct_mean=("consistency_correct", "mean"),
-            consistency_incorrect_mean=("consistency_incorrect", "mean"),
+            n_pairs=("n_items", "size"), n_items=("n_items", "max"), **_OVER_PAIRS,
             n_ent_ent=("n_ent_ent", "sum"), n_ent_not=("n_ent_not", "sum"),
             n_not_ent=("n_not_ent", "sum"), n_not_not=("n_not_not", "sum"),
             n_constant_pairs=("constant", "sum"),
