@@ -133,6 +133,14 @@ def _shares(agree: np.ndarray, total: np.ndarray) -> np.ndarray:
         return np.where(total > 0, agree / np.where(total > 0, total, 1), np.nan)
 
 
+def _agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group of 2 × 2 counts (tp, fp, fn, tn): items, consistency and κ; both NaN without
+    items, where κ would otherwise read 0 like a real chance-level agreement."""
+    tp, fp, fn, tn = counts.T
+    n = counts.sum(axis=1)
+    return n, _shares(tp + tn, n), np.where(n > 0, kappa_from_counts(tp, fp, fn, tn), np.nan)
+
+
 def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[str, str, int]]
                ) -> tuple[list[dict], list[pd.DataFrame]]:
     """consistency.csv rows and per-group frames for every cross-language and seed-baseline pair."""
@@ -144,9 +152,7 @@ def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[
     for (lang_a, seed_a), (lang_b, seed_b) in pairs:
         counts, correct, agree_correct = pair_counts(runs[(lang_a, seed_a)], runs[(lang_b, seed_b)])
         tp, fp, fn, tn = counts.T
-        n = counts.sum(axis=1)
-        consistency = _shares(tp + tn, n)
-        kappa = np.where(n > 0, kappa_from_counts(tp, fp, fn, tn), np.nan)
+        n, consistency, kappa = _agreement(counts)
         split_correct = _shares(agree_correct, correct)
         split_incorrect = _shares(tp + tn - agree_correct, n - correct)
         key = {"setup": setup, "lang_a": lang_a, "lang_b": lang_b, "seed_a": seed_a, "seed_b": seed_b}
@@ -275,14 +281,12 @@ def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
 
             for seed in sorted(seed for lang, seed in by_run if lang == lang_a and (lang_b, seed) in by_run):
                 counts, _, _ = pair_counts(by_run[(lang_a, seed)], by_run[(lang_b, seed)], split)
-                n = counts.sum(axis=1)
-                tp, fp, fn, tn = counts.T
+                n, agree, kappa = _agreement(counts)
                 rows.append({"setup": setup, "lang_a": lang_a, "lang_b": lang_b,
                              "failed": (lang_a, setup, seed) in failed_runs or (lang_b, setup, seed) in failed_runs,
                              "n_flagged": n[0], "n_unflagged": n[1],
-                             "consistency_flagged": _shares(tp + tn, n)[0], "consistency_unflagged": _shares(tp + tn, n)[1],
-                             "kappa_flagged": kappa_from_counts(tp, fp, fn, tn)[0] if n[0] else np.nan,
-                             "kappa_unflagged": kappa_from_counts(tp, fp, fn, tn)[1] if n[1] else np.nan})
+                             "consistency_flagged": agree[0], "consistency_unflagged": agree[1],
+                             "kappa_flagged": kappa[0], "kappa_unflagged": kappa[1]})
     if not rows:
         return pd.DataFrame(columns=FLAGGED_COLUMNS)
     table = pd.DataFrame(rows)
