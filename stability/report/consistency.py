@@ -30,6 +30,7 @@ import pandas as pd
 
 from stability.core.metrics import kappa_defined, kappa_from_counts
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
+from stability.report.agreement import ALL_ITEMS
 from stability.report.failed import failed_keys
 from stability.report.membership import coarse_membership, fine_membership
 
@@ -48,7 +49,6 @@ SUMMARY_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "n_pairs", "n_items", "c
                    "consistency_incorrect_mean", "n_ent_ent", "n_ent_not", "n_not_ent", "n_not_not",
                    "kappa_baseline", "kappa_minus_baseline", "n_constant_pairs"]
 ALL_RUNS, NON_FAILED = "all", "non-failed"
-ALL_ITEMS = "all items"
 # Mean and σ over run pairs, the same in the per-category and the per-pair table (named aggregations).
 _OVER_PAIRS: dict[str, tuple[str, str]] = {
     "consistency_mean": ("consistency", "mean"), "consistency_std": ("consistency", "std"),

@@ -29,7 +29,6 @@ class CrossLingual:
     pairs_drawn: dict[str, tuple[str, str]]       # setup -> pair of the per-category bars
     pair_chosen: bool                             # --consistency-pair given (else: lowest κ)
     flagged: pd.DataFrame | None = None           # consistency on data-QA-flagged vs other items
-    flagged_sources: list[Path] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
 
 
@@ -103,4 +102,4 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
                       if ((tables.summary["runs"] == runs) & (tables.summary["setup"] == setup)).any()}
             drawn.append(figures.kappa_heatmap(panels, setup, out, _failed_note(failed, setup, len(panels) > 1)))
             drawn.append(figures.consistency_bars(tables.by_category, setup, pair, out))
-    return CrossLingual(tables, pairs, bool(args.consistency_pair), flagged, list(args.dataqa or []), drawn)
+    return CrossLingual(tables, pairs, bool(args.consistency_pair), flagged, drawn)
