@@ -23,7 +23,6 @@ from stability.core.errors import UserError
 
 FLAGGED_FILE = "flagged.jsonl"
 TRANSLATION_CHECKS = ("line", "word", "same_text")
-CHECKS = TRANSLATION_CHECKS + ("duplicate", "near_duplicate", "leak")
 
 
 @dataclass(frozen=True)

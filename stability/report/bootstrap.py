@@ -23,6 +23,7 @@ import pandas as pd
 from stability.core.metrics import mcc_from_counts
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.collect import OVERALL
+from stability.report.membership import fine_membership
 
 # A score from confusion counts (tp, fp, fn, tn), elementwise over arrays.
 Score = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -52,8 +53,7 @@ def item_matrix(group: pd.DataFrame) -> ItemMatrix:
     """Arrays of one (lang, setup), keeping the items every seed predicted."""
     preds = group.pivot(index="idx", columns="seed", values="pred").dropna()
     items = group.drop_duplicates("idx").set_index("idx").loc[preds.index]
-    fine = items["categories"].str.get_dummies(sep=";").reindex(columns=FINE_CATEGORIES, fill_value=0)
-    membership = np.column_stack([fine.to_numpy(bool), np.ones(len(items), bool)])
+    membership = np.column_stack([fine_membership(items["categories"]), np.ones(len(items), bool)])
     return ItemMatrix(preds.index.to_numpy(), items["label"].to_numpy(np.int64),
                       preds.to_numpy(np.int64).T, membership)
 

@@ -12,7 +12,7 @@ from stability.core.progress import setup_cli_logging
 from stability.report import figures
 from stability.report.agreement import agreement_by_category, flip_items, item_agreement
 from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
-from stability.report.collect import collect
+from stability.report.collect import DEGENERATE, collect
 from stability.report.compare import check_setups, delta_shares, setup_deltas
 from stability.report.crosslingual import check_arguments, cross_lingual
 from stability.report.failed import FailedRule, failed_keys, failed_runs, without_failed
@@ -179,10 +179,11 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("need 0.5 <= --constant-share <= 1")
     collected = collect(args.paths)
     failed = failed_runs(collected.runs, collected.predictions, FailedRule(args.failed_margin, args.constant_share))
-    results, predictions, degenerate = collected.results, collected.predictions, collected.results_with_flags()
+    with_flags = collected.results_with_flags()     # results.csv keeps every run, even with --exclude-failed
+    kept, predictions = with_flags, collected.predictions
     if args.exclude_failed:
-        results, predictions = without_failed(results, failed), without_failed(predictions, failed)
-        degenerate = without_failed(degenerate, failed)
+        kept, predictions = without_failed(with_flags, failed), without_failed(predictions, failed)
+    results = kept.drop(columns=DEGENERATE)         # the same rows, without the flags
     if args.compare:
         check_setups(results, *args.compare)
     flagged_by_lang = check_arguments(args, predictions)
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     summary_table, stats = summary(results), category_stats(results)
     languages = language_corr(stats)
     curve = size_curve(summary_table, results)
-    for table, name in ((collected.results_with_flags(), "results.csv"), (summary_table, "summary.csv"),
+    for table, name in ((with_flags, "results.csv"), (summary_table, "summary.csv"),
                         (stats, "category_stats.csv"), (languages, "language_corr.csv")):
         writer.csv(table, name)
     if not curve.empty:
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     if not suites.empty:
         writer.csv(suites, "template_accuracy.csv")
     nonfailed = _nonfailed_stats(failed, results, writer)
-    fine_flags = degenerate[degenerate["level"] == "fine"]
+    fine_flags = kept[kept["level"] == "fine"]
     crossed = cross_lingual(predictions, failed, args, flagged_by_lang, writer.out, writer.csv, draw)
     report = Report(
         sources=f"{collected.n_runs} run directories and {collected.n_csv} tidy CSV files "

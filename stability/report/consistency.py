@@ -23,13 +23,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from itertools import combinations, permutations
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from stability.core.metrics import kappa_defined, kappa_from_counts
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
+from stability.report.agreement import ALL_ITEMS
 from stability.report.failed import failed_keys
+from stability.report.membership import coarse_membership, fine_membership
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,13 @@ SUMMARY_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "n_pairs", "n_items", "c
                    "consistency_incorrect_mean", "n_ent_ent", "n_ent_not", "n_not_ent", "n_not_not",
                    "kappa_baseline", "kappa_minus_baseline", "n_constant_pairs"]
 ALL_RUNS, NON_FAILED = "all", "non-failed"
-ALL_ITEMS = "all items"
+# Mean and σ over run pairs, the same in the per-category and the per-pair table (named aggregations).
+_OVER_PAIRS: dict[str, tuple[str, str]] = {
+    "consistency_mean": ("consistency", "mean"), "consistency_std": ("consistency", "std"),
+    "kappa_mean": ("kappa", "mean"), "kappa_std": ("kappa", "std"),
+    "consistency_correct_mean": ("consistency_correct", "mean"),
+    "consistency_incorrect_mean": ("consistency_incorrect", "mean"),
+}
 _GROUPS: tuple[tuple[str, str], ...] = tuple(("fine", name) for name in FINE_CATEGORIES) \
     + tuple(("coarse", name) for name in COARSE_CATEGORIES) + (("all", ALL_ITEMS),)
 
@@ -75,25 +84,36 @@ class _Run:
     membership: np.ndarray
 
 
-def _runs(group: pd.DataFrame) -> dict[tuple[str, int], _Run]:
-    runs = {}
-    for (lang, seed), items in group.groupby(["lang", "seed"], sort=True):
-        items = items.drop_duplicates("idx").sort_values("idx")
-        runs[(lang, int(seed))] = _Run(items["idx"].astype(str).to_numpy(), items["label"].to_numpy(np.int64),
-                                       items["pred"].to_numpy(np.int64), _membership(items["categories"].fillna("")))
-    return runs
+# Per setup with predictions in ≥ 2 languages: its runs by (lang, seed).
+SetupRuns = dict[str, dict[tuple[str, int], _Run]]
 
 
 def _membership(categories: pd.Series) -> np.ndarray:
-    """(items, groups) bool: fine categories, coarse categories (any fine one of it), all items."""
-    names = [set(filter(None, str(text).split(";"))) for text in categories]
-    fine = np.array([[name in item for name in FINE_CATEGORIES] for item in names], bool).reshape(len(names), -1)
-    coarse = np.array([[any(COARSE_OF[c] == name for c in item) for name in COARSE_CATEGORIES] for item in names],
-                      bool).reshape(len(names), -1)
-    return np.column_stack([fine, coarse, np.ones(len(names), bool)])
+    """(items, groups) bool in `_GROUPS` order: fine categories, coarse categories, all items."""
+    fine = fine_membership(categories)
+    return np.column_stack([fine, coarse_membership(fine), np.ones(len(fine), bool)])
 
 
-def pair_counts(a: _Run, b: _Run, membership: np.ndarray | None = None
+def _runs(group: pd.DataFrame) -> dict[tuple[str, int], _Run]:
+    """One setup's runs. Membership depends only on an item's categories string, so it is built
+    once per distinct string of the setup, not once per run."""
+    codes, distinct = pd.factorize(group["categories"].fillna(""))
+    membership = _membership(pd.Series(distinct))
+    runs = {}
+    for (lang, seed), items in group.assign(_categories=codes).groupby(["lang", "seed"], sort=True):
+        items = items.drop_duplicates("idx").sort_values("idx")
+        runs[(lang, int(seed))] = _Run(items["idx"].astype(str).to_numpy(), items["label"].to_numpy(np.int64),
+                                       items["pred"].to_numpy(np.int64), membership[items["_categories"].to_numpy()])
+    return runs
+
+
+def setup_runs(predictions: pd.DataFrame) -> SetupRuns:
+    """The runs of every setup with ≥ 2 languages, built once for `consistency` and `flagged_consistency`."""
+    return {setup: _runs(group) for setup, group in predictions.groupby("setup", sort=True)
+            if group["lang"].nunique() >= 2}
+
+
+def pair_counts(a: _Run, b: _Run, membership: Callable[[np.ndarray], np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """On the shared items, per group: the 2 × 2 counts (tp, fp, fn, tn) of pred_A vs pred_B,
     items A got right, and items A got right on which B agrees.
@@ -113,6 +133,14 @@ def _shares(agree: np.ndarray, total: np.ndarray) -> np.ndarray:
         return np.where(total > 0, agree / np.where(total > 0, total, 1), np.nan)
 
 
+def _agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group of 2 × 2 counts (tp, fp, fn, tn): items, consistency and κ; both NaN without
+    items, where κ would otherwise read 0 like a real chance-level agreement."""
+    tp, fp, fn, tn = counts.T
+    n = counts.sum(axis=1)
+    return n, _shares(tp + tn, n), np.where(n > 0, kappa_from_counts(tp, fp, fn, tn), np.nan)
+
+
 def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[str, str, int]]
                ) -> tuple[list[dict], list[pd.DataFrame]]:
     """consistency.csv rows and per-group frames for every cross-language and seed-baseline pair."""
@@ -124,9 +152,7 @@ def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[
     for (lang_a, seed_a), (lang_b, seed_b) in pairs:
         counts, correct, agree_correct = pair_counts(runs[(lang_a, seed_a)], runs[(lang_b, seed_b)])
         tp, fp, fn, tn = counts.T
-        n = counts.sum(axis=1)
-        consistency = _shares(tp + tn, n)
-        kappa = np.where(n > 0, kappa_from_counts(tp, fp, fn, tn), np.nan)
+        n, consistency, kappa = _agreement(counts)
         split_correct = _shares(agree_correct, correct)
         split_incorrect = _shares(tp + tn - agree_correct, n - correct)
         key = {"setup": setup, "lang_a": lang_a, "lang_b": lang_b, "seed_a": seed_a, "seed_b": seed_b}
@@ -160,12 +186,7 @@ def _by_category(groups: pd.DataFrame) -> pd.DataFrame:
     for runs, part in _subsets(groups, groups["failed"]):
         scored = part[part["n_items"] > 0]
         stats = scored.groupby(["setup", "lang_a", "lang_b", "level", "category"], sort=False).agg(
-            n_items=("n_items", "max"), n_pairs=("n_items", "size"),
-            consistency_mean=("consistency", "mean"), consistency_std=("consistency", "std"),
-            kappa_mean=("kappa", "mean"), kappa_std=("kappa", "std"),
-            consistency_correct_mean=("consistency_correct", "mean"),
-            consistency_incorrect_mean=("consistency_incorrect", "mean"),
-        ).reset_index()
+            n_items=("n_items", "max"), n_pairs=("n_items", "size"), **_OVER_PAIRS).reset_index()
         frames.append(stats.assign(runs=runs))
     table = pd.concat(frames, ignore_index=True)
     table["coarse"] = table["category"].map(COARSE_OF).fillna(table["category"])
@@ -177,11 +198,7 @@ def _summary(pairs: pd.DataFrame) -> pd.DataFrame:
     for runs, part in _subsets(pairs, pairs["failed_a"] | pairs["failed_b"]):
         stats = part.assign(constant=part["constant_a"] | part["constant_b"]).groupby(
             ["setup", "lang_a", "lang_b"], sort=True).agg(
-            n_pairs=("n_items", "size"), n_items=("n_items", "max"),
-            consistency_mean=("consistency", "mean"), consistency_std=("consistency", "std"),
-            kappa_mean=("kappa", "mean"), kappa_std=("kappa", "std"),
-            consistency_correct_mean=("consistency_correct", "mean"),
-            consistency_incorrect_mean=("consistency_incorrect", "mean"),
+            n_pairs=("n_items", "size"), n_items=("n_items", "max"), **_OVER_PAIRS,
             n_ent_ent=("n_ent_ent", "sum"), n_ent_not=("n_ent_not", "sum"),
             n_not_ent=("n_not_ent", "sum"), n_not_not=("n_not_not", "sum"),
             n_constant_pairs=("constant", "sum"),
@@ -199,14 +216,14 @@ def _summary(pairs: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
-def consistency(predictions: pd.DataFrame, failed: pd.DataFrame | None = None) -> Consistency | None:
-    """All consistency tables of the runs' predictions; None unless some setup has ≥ 2 languages."""
+def consistency(predictions: pd.DataFrame, failed: pd.DataFrame | None = None, *,
+                runs: SetupRuns | None = None) -> Consistency | None:
+    """All consistency tables of the runs' predictions; None unless some setup has ≥ 2 languages.
+    `runs` is `setup_runs(predictions)` when the caller has built it already."""
     failed_runs = failed_keys(failed) if failed is not None else set()
     rows, groups = [], []
-    for setup, group in predictions.groupby("setup", sort=True):
-        if group["lang"].nunique() < 2:
-            continue
-        setup_rows, setup_groups = _pair_rows(setup, _runs(group), failed_runs)
+    for setup, by_run in (setup_runs(predictions) if runs is None else runs).items():
+        setup_rows, setup_groups = _pair_rows(setup, by_run, failed_runs)
         rows += setup_rows
         groups += setup_groups
     if not rows:
@@ -243,19 +260,18 @@ FLAGGED_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "n_pairs", "n_items_flag
                    "consistency_difference"]
 
 
-def flagged_consistency(predictions: pd.DataFrame, flagged: dict[str, set[str]],
+def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
                         failed: pd.DataFrame | None = None) -> pd.DataFrame:
     """Is agreement lower on items whose translation was flagged? Per setup and language pair
     (lang_a < lang_b, same seed): consistency and κ on items flagged in either language's
     diagnostic file vs the other items, mean over seeds, for all and non-failed runs.
 
-    `flagged` maps a language to the idx of its flagged diagnostic items.
+    `runs` comes from `setup_runs`; `flagged` maps a language to the idx of its flagged diagnostic items.
     """
     failed_runs = failed_keys(failed) if failed is not None else set()
     rows = []
-    for setup, group in predictions.groupby("setup", sort=True):
-        runs = _runs(group)
-        langs = sorted({lang for lang, _ in runs})
+    for setup, by_run in runs.items():
+        langs = sorted({lang for lang, _ in by_run})
         for lang_a, lang_b in combinations(langs, 2):
             items = flagged.get(lang_a, set()) | flagged.get(lang_b, set())
 
@@ -263,16 +279,14 @@ def flagged_consistency(predictions: pd.DataFrame, flagged: dict[str, set[str]],
                 hit = np.isin(shared, list(items))
                 return np.column_stack([hit, ~hit])
 
-            for seed in sorted(seed for lang, seed in runs if lang == lang_a and (lang_b, seed) in runs):
-                counts, _, _ = pair_counts(runs[(lang_a, seed)], runs[(lang_b, seed)], split)
-                n = counts.sum(axis=1)
-                tp, fp, fn, tn = counts.T
+            for seed in sorted(seed for lang, seed in by_run if lang == lang_a and (lang_b, seed) in by_run):
+                counts, _, _ = pair_counts(by_run[(lang_a, seed)], by_run[(lang_b, seed)], split)
+                n, agree, kappa = _agreement(counts)
                 rows.append({"setup": setup, "lang_a": lang_a, "lang_b": lang_b,
                              "failed": (lang_a, setup, seed) in failed_runs or (lang_b, setup, seed) in failed_runs,
                              "n_flagged": n[0], "n_unflagged": n[1],
-                             "consistency_flagged": _shares(tp + tn, n)[0], "consistency_unflagged": _shares(tp + tn, n)[1],
-                             "kappa_flagged": kappa_from_counts(tp, fp, fn, tn)[0] if n[0] else np.nan,
-                             "kappa_unflagged": kappa_from_counts(tp, fp, fn, tn)[1] if n[1] else np.nan})
+                             "consistency_flagged": agree[0], "consistency_unflagged": agree[1],
+                             "kappa_flagged": kappa[0], "kappa_unflagged": kappa[1]})
     if not rows:
         return pd.DataFrame(columns=FLAGGED_COLUMNS)
     table = pd.DataFrame(rows)

@@ -18,7 +18,7 @@ from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.report import figures
 from stability.report.consistency import (ALL_RUNS, NON_FAILED, Consistency, consistency, flagged_consistency,
-                                          kappa_matrix, lowest_kappa_pair)
+                                          kappa_matrix, lowest_kappa_pair, setup_runs)
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,6 @@ class CrossLingual:
     pairs_drawn: dict[str, tuple[str, str]]       # setup -> pair of the per-category bars
     pair_chosen: bool                             # --consistency-pair given (else: lowest κ)
     flagged: pd.DataFrame | None = None           # consistency on data-QA-flagged vs other items
-    flagged_sources: list[Path] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
 
 
@@ -81,7 +80,8 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
     `flagged_by_lang` comes from `check_arguments`."""
     if predictions.empty:
         return None
-    tables = consistency(predictions, failed)
+    runs = setup_runs(predictions)
+    tables = consistency(predictions, failed, runs=runs)
     if tables is None:
         return None
     write_csv(tables.pairs, "consistency.csv")
@@ -91,7 +91,7 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
              if (pair := _bar_pair(tables, setup, args.consistency_pair)) is not None}
     flagged = None
     if flagged_by_lang is not None:
-        flagged = flagged_consistency(predictions, flagged_by_lang, failed)
+        flagged = flagged_consistency(runs, flagged_by_lang, failed)
         write_csv(flagged, "consistency_flagged.csv")
     drawn = []
     if draw:
@@ -102,4 +102,4 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
                       if ((tables.summary["runs"] == runs) & (tables.summary["setup"] == setup)).any()}
             drawn.append(figures.kappa_heatmap(panels, setup, out, _failed_note(failed, setup, len(panels) > 1)))
             drawn.append(figures.consistency_bars(tables.by_category, setup, pair, out))
-    return CrossLingual(tables, pairs, bool(args.consistency_pair), flagged, list(args.dataqa or []), drawn)
+    return CrossLingual(tables, pairs, bool(args.consistency_pair), flagged, drawn)

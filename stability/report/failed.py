@@ -85,8 +85,8 @@ def without_failed(table: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
     keys = failed_keys(failed)
     if not keys or table.empty:
         return table
-    drop = [(lang, setup, int(seed)) in keys for lang, setup, seed in table[RUN_KEY].itertuples(index=False)]
-    return table[~pd.Series(drop, index=table.index)]
+    runs = pd.MultiIndex.from_frame(table[RUN_KEY].astype({"seed": int}))
+    return table[~runs.isin(list(keys))]
 
 
 def failed_counts(failed: pd.DataFrame) -> pd.DataFrame:

@@ -42,6 +42,12 @@ def _category_figure(n_panels: int, n_rows: int, n_columns: int) -> tuple[plt.Fi
     return plt.subplots(1, n_panels, figsize=(width, 1.8 + 0.28 * n_rows), squeeze=False, sharey=True)
 
 
+def _coarse_starts(categories: Iterable[str]) -> np.ndarray:
+    """Positions whose category opens a new coarse group (not the first): where separator lines go."""
+    coarse = pd.Index(categories).map(COARSE_OF)
+    return np.flatnonzero(coarse[1:] != coarse[:-1]) + 1
+
+
 def _draw(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, title: str,
           undefined: pd.DataFrame | None = None, failed: Iterable[str] = ()) -> None:
     """One category × column heat map on a symmetric colour range centred on 0.
@@ -68,8 +74,7 @@ def _draw(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, title: st
     if failed:
         ax.set_xticks(np.arange(len(columns)) + 0.5,
                       [f"{c}\n({FAILED_LABEL})" if c in set(map(str, failed)) else c for c in columns])
-    coarse = matrix.index.map(COARSE_OF)
-    for row in np.flatnonzero(coarse[1:] != coarse[:-1]) + 1:
+    for row in _coarse_starts(matrix.index):
         ax.axhline(row, color="black", linewidth=1.2)
     ax.set_title(title)
     ax.set_xlabel("")
@@ -231,8 +236,7 @@ def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str
         baseline = series(lang, lang, "consistency_mean").reindex(order)
         ax.scatter(baseline, y, marker=marker, color="black", s=18, zorder=3, facecolors="none" if marker == "s" else None,
                    label=f"{lang} seed baseline (two seeds of {lang})")
-    coarse = pd.Index(order).map(COARSE_OF)
-    for row in np.flatnonzero(coarse[1:] != coarse[:-1]) + 1:
+    for row in _coarse_starts(order):
         ax.axhline(row - 0.5, color="grey", linewidth=0.8)
     ax.set_yticks(y, [f"{name} ({n_items[name]})" for name in order])
     ax.invert_yaxis()

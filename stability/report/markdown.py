@@ -10,7 +10,6 @@ import pandas as pd
 from stability.report.agreement import ALL_ITEMS
 from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES
-from stability.report.consistency import ALL_ITEMS as ALL_CONSISTENCY_ITEMS
 from stability.report.consistency import NON_FAILED
 from stability.report.crosslingual import CrossLingual
 from stability.report.failed import failed_counts
@@ -287,7 +286,7 @@ def _consistency(report: Report) -> str:
     for setup, (a, b) in crossed.pairs_drawn.items():
         part = crossed.tables.by_category
         part = part[(part["setup"] == setup) & (part["lang_a"] == a) & (part["lang_b"] == b)
-                    & (part["runs"] == "all") & (part["category"] != ALL_CONSISTENCY_ITEMS)]
+                    & (part["runs"] == "all") & (part["category"] != ALL_ITEMS)]
         lowest = part[part["level"] == "fine"].sort_values(["consistency_mean", "category"]).head(_LISTED)
         why = "chosen with --consistency-pair" if crossed.pair_chosen else \
             "the pair with the lowest κ; choose another with --consistency-pair"

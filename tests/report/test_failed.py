@@ -12,7 +12,7 @@ from conftest import item_categories, noisy_predictions, write_metrics, write_ru
 from stability.report import figures
 from stability.report.cli import main
 from stability.report.collect import collect
-from stability.report.failed import FailedRule, failed_runs
+from stability.report.failed import FailedRule, failed_runs, without_failed
 
 N_ITEMS = 66
 
@@ -47,6 +47,14 @@ def test_rule_and_evidence(runs_with_a_failure):
     assert set(failed["judged_by"]) == {"validation and predictions"}
     # a margin makes accuracy 0.7 over a majority share of 0.52 too little
     assert failed_runs(collected.runs, collected.predictions, FailedRule(margin=0.2))["failed"].all()
+
+
+def test_without_failed_drops_exactly_the_failed_runs_rows(runs_with_a_failure):
+    collected = collect([runs_with_a_failure])
+    failed = failed_runs(collected.runs, collected.predictions, FailedRule())
+    predictions = collected.predictions.iloc[::-1]                      # rows keep their order and index
+    assert without_failed(predictions, failed).equals(predictions[predictions["seed"] != 2])
+    assert without_failed(predictions, failed.assign(failed=False)) is predictions
 
 
 def test_old_record_without_majority_is_judged_by_predictions(tmp_path):
