@@ -14,6 +14,8 @@ from stability.core.records import Example
 
 Pair = Example | Sequence[str]
 # Texts analysed per call: large enough for spaCy's batching, small enough for a live progress bar.
+# With several processes (n_process != 1) spaCy starts its workers on every call, so all
+# texts go in one call.
 _CHUNK = 2000
 SettingsLike = Mapping[str, Any] | Settings | None
 
@@ -38,9 +40,10 @@ def annotate_sentences(texts: Iterable[str], lang: str, settings: SettingsLike =
     cache = _cache(resolved.cache_dir, fingerprint(annotator)) if use_cache else None
     known = cache.get_many(unique) if cache else {}
     missing = [text for text in unique if text not in known]
-    bar = progress(total=len(missing), desc=f"annotate {lang}", unit="text", enabled=len(missing) > _CHUNK)
-    for start in range(0, len(missing), _CHUNK):
-        chunk = missing[start:start + _CHUNK]
+    size = _CHUNK if resolved.n_process == 1 else max(len(missing), 1)
+    bar = progress(total=len(missing), desc=f"annotate {lang}", unit="text", enabled=len(missing) > size)
+    for start in range(0, len(missing), size):
+        chunk = missing[start:start + size]
         fresh = dict(zip(chunk, annotator.annotate_texts(chunk, resolved.batch_size, resolved.n_process)))
         if cache:
             cache.put_many(fresh)   # per chunk: an interrupted pass keeps what it finished

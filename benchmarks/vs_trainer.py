@@ -153,13 +153,10 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _start(args: argparse.Namespace, side: str, seed: int, result: Path, log: Path) -> subprocess.Popen:
-    command = [sys.executable, __file__, "--side", side, "--seed", str(seed), "--result", str(result),
-               "--model", args.model, "--lang", args.lang, "--epochs", str(args.epochs),
-               "--batch-size", str(args.batch_size), "--learning-rate", str(args.learning_rate),
-               "--threads", str(args.threads), "--trainer-schedule", args.trainer_schedule]
-    command += ["--data-root", args.data_root] if args.data_root else []
-    command += ["--samples", str(args.samples)] if args.samples else []
-    command += ["--profile", args.profile] if args.profile else []
+    """One side's process: the parent's own arguments (the child ignores --seeds), so every
+    option reaches it unchanged, plus the child-only flags, which come last and so win."""
+    command = [sys.executable, __file__, *sys.argv[1:], "--side", side, "--seed", str(seed),
+               "--result", str(result)]
     threads = str(args.threads)
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
            "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}

@@ -2,7 +2,7 @@
 
 - fit: the language's NLI training pairs (plus validation when the test split picks L2);
 - held-out: the split whose accuracy alone picks the L2 strength;
-- test: the diagnostic set, where accuracies are reported.
+- test: the diagnostic set (data.diagnostic, as in training), where accuracies are reported.
 
 The probe's labels come from the annotator (or the diagnostic gold categories), not from
 the NLI labels, so an NLI test split serves as held-out data. `probe.heldout=auto` uses it
@@ -19,7 +19,8 @@ from omegaconf import DictConfig
 
 from stability.core.records import Example
 from stability.data.formats import read_examples
-from stability.data.loading import language_source, take_first
+from stability.data.loading import language_source, read_diagnostic, take_first
+from stability.data.sources import FileSource
 
 HELDOUT_CHOICES = ("auto", "test", "validation")
 
@@ -38,10 +39,10 @@ class ProbeSplits:
         return {"fit": self.fit, "heldout": self.heldout, "test": self.test}
 
 
-def load_diagnostic(cfg: DictConfig) -> list[Example]:
-    """The diagnostic set alone (labels=gold needs no NLI split)."""
-    return take_first(read_examples(language_source(cfg).path("diagnostic"), cfg.lang.code),
-                      cfg.data.max_eval_samples)
+def load_diagnostic(cfg: DictConfig, source: FileSource | None = None) -> list[Example]:
+    """The diagnostic set alone (labels=gold needs no NLI split): the one data.diagnostic
+    names, cut as in training."""
+    return take_first(read_diagnostic(cfg, source or language_source(cfg)), cfg.data.max_eval_samples)
 
 
 def load_probe_splits(cfg: DictConfig) -> ProbeSplits:
@@ -56,7 +57,7 @@ def load_probe_splits(cfg: DictConfig) -> ProbeSplits:
 
     train = read("train", cfg.data.max_train_samples)
     validation = read("validation", cfg.data.max_eval_samples)
-    diagnostic = load_diagnostic(cfg)
+    diagnostic = load_diagnostic(cfg, source)
     if choice == "test":
         return ProbeSplits(train + validation, read("test", cfg.data.max_eval_samples), diagnostic,
                            ("train", "validation"), "test")

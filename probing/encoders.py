@@ -92,11 +92,12 @@ def plan_from_runs(root: Path, lang: str, seed: int) -> ProbePlan:
         if not run.has_model():
             raise UserError("the run saved no weights", path=run.path,
                             fix="rerun the sweep with trainer.save_model=true (finished runs only add their weights)")
-    models = {str(run.read_config().model.name) for run, _ in mine}
+    model_cfgs = [run.read_config().model for run, _ in mine]
+    models = {str(model_cfg.name) for model_cfg in model_cfgs}
     if len(models) > 1:
         raise UserError(f"the runs fine-tuned different encoders ({', '.join(sorted(models))})", path=root,
                         fix="point runs= at a folder whose runs share model.name")
-    model_cfg = mine[0][0].read_config().model
+    model_cfg = model_cfgs[0]
     fine_tuned = [EncoderSpec(fine_tuned_model(record.setup), record.seed, str(run.model_dir))
                   for run, record in sorted(mine, key=lambda pair: (pair[1].setup, pair[1].seed))]
     if model_cfg.kind == "tiny":

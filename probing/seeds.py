@@ -17,7 +17,6 @@ from stability.report.bootstrap import (
     accuracy_from_counts,
     bootstrap_samples,
     percentile_interval,
-    point_estimate,
 )
 from stability.report.stats import mean_pairwise, pearson_matrix
 
@@ -40,15 +39,15 @@ def _items(preds: np.ndarray, labels: np.ndarray) -> ItemMatrix:
 
 
 def accuracy_interval(preds: np.ndarray, labels: np.ndarray, rng: np.random.Generator, n_boot: int,
-                      confidence: float) -> tuple[float, float, float]:
-    """(estimate, low, high): the mean accuracy over the rows of preds (runs, items) and its
-    bootstrap interval, resampling runs and items together (items only for one row)."""
-    runs = _items(preds, labels)
-    estimate = float(point_estimate(runs, accuracy_from_counts)[0])
+                      confidence: float) -> tuple[float, float]:
+    """(low, high): the bootstrap interval of the mean accuracy over the rows of preds (runs,
+    items), resampling runs and items together (items only for one row). The accuracy itself
+    is in probing.csv already."""
     if n_boot == 0:
-        return estimate, float("nan"), float("nan")
-    low, high = percentile_interval(bootstrap_samples(rng, n_boot, runs, accuracy_from_counts), confidence)
-    return estimate, float(low[0]), float(high[0])
+        return float("nan"), float("nan")
+    samples = bootstrap_samples(rng, n_boot, _items(preds, labels), accuracy_from_counts)
+    low, high = percentile_interval(samples, confidence)
+    return float(low[0]), float(high[0])
 
 
 def probe_intervals(rows: pd.DataFrame, predictions: dict[tuple, np.ndarray], labels: dict[str, np.ndarray],
@@ -61,8 +60,8 @@ def probe_intervals(rows: pd.DataFrame, predictions: dict[tuple, np.ndarray], la
     out = []
     for row in rows.itertuples(index=False):
         preds = predictions[prediction_key(row.model, row.seed, row.task, row.layer)]
-        estimate, low, high = accuracy_interval(preds[None], labels[row.task], rng, n_boot, confidence)
-        out.append((row.model, row.seed, row.task, row.layer, estimate, low, high, len(preds)))
+        low, high = accuracy_interval(preds[None], labels[row.task], rng, n_boot, confidence)
+        out.append((row.model, row.seed, row.task, row.layer, row.test_acc, low, high, len(preds)))
     return pd.DataFrame(out, columns=CI_COLUMNS)
 
 
@@ -77,7 +76,7 @@ def seed_stability(rows: pd.DataFrame, predictions: dict[tuple, np.ndarray], lab
         corr = mean_pairwise(pearson_matrix(profiles.to_numpy()))
         for layer, cell in group.groupby("layer", sort=True):
             preds = np.stack([predictions[prediction_key(model, s, task, layer)] for s in cell["seed"]])
-            _, low, high = accuracy_interval(preds, labels[task], rng, n_boot, confidence)
+            low, high = accuracy_interval(preds, labels[task], rng, n_boot, confidence)
             out.append((model, task, layer, len(cell), cell["test_acc"].mean(), cell["test_acc"].std(ddof=1),
                         low, high, cell["selectivity"].mean(), cell["selectivity"].std(ddof=1),
                         cell["majority_acc"].iloc[0], corr.mean, corr.pairs, corr.skipped))

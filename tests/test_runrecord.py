@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from stability.core.config import compose_config
 from stability.core.errors import UserError
 from stability.core.runrecord import (
     SCHEMA_VERSION,
     Prediction,
     RunDir,
     RunRecord,
+    config_fingerprint,
     iter_runs,
 )
 from stability.core.taxonomy import FINE_CATEGORIES
@@ -81,3 +83,14 @@ def test_missing_required_field_names_the_file(tmp_path):
     run.write_record(RunRecord(lang="fr", setup="rte", seed=0))
     with pytest.raises(UserError, match=r"metrics.json lacks overall_mcc, category_mcc \(fix: delete"):
         run.read_record(require=("overall_mcc", "category_mcc"))
+
+
+def test_suite_settings_change_the_fingerprint_only_when_a_suite_is_scored():
+    def fingerprint(*overrides: str) -> str:
+        return config_fingerprint(compose_config(["experiment=smoke", "seed=0", *overrides]))
+
+    ordinary, generated = fingerprint(), fingerprint("data.diagnostic=generated")
+    assert fingerprint("data.suite.name=logic", "data.suite.n=7", "data.suite.seed=3") == ordinary
+    assert generated != ordinary
+    assert fingerprint("data.diagnostic=generated", "data.suite.n=7") != generated
+    assert fingerprint("data.diagnostic=generated", "data.suite.seed=3") != generated

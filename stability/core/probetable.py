@@ -38,9 +38,7 @@ def write_probing_table(table: pd.DataFrame, folder: Path) -> Path:
 
 
 def find_probing_tables(root: Path) -> list[Path]:
-    """Every probing.csv under `root` (itself included), in path order."""
-    if root.is_file():
-        return [root] if root.name == PROBING_FILE else []
+    """Every probing.csv under the folder `root`, in path order."""
     return sorted(root.rglob(PROBING_FILE))
 
 

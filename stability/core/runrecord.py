@@ -30,13 +30,15 @@ _TRAIN_LOG_FILE = "train_log.jsonl"
 _CONFIG_FILE = "config.yaml"
 _CHECKPOINT = Path("checkpoint") / "last.pt"
 _MODEL_DIR = "model"
-# Keys that do not change what a run computes, left out of its fingerprint. Saving the
-# weights adds a file but changes no result, so a finished run is rerun for it only when
-# weights are asked for and absent (`RunDir.finished_with`).
-_NON_SEMANTIC_KEYS = ("force", "paths", "logger")
-_NON_SEMANTIC_TRAINER_KEYS = ("save_model",)
-# Facts only data QA reads: adding or tuning them changes no run.
-_NON_SEMANTIC_LANG_KEYS = ("dataqa_allowed_words", "dataqa_lid_accepted")
+# Dotted keys that do not change what a run computes, left out of its fingerprint. Saving
+# the weights adds a file but changes no result, so a finished run is rerun for it only when
+# weights are asked for and absent (`RunDir.finished_with`); the dataqa_* facts are read by
+# data QA alone.
+_NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model",
+                      "lang.dataqa_allowed_words", "lang.dataqa_lid_accepted")
+# Read only when data.diagnostic is set: left out otherwise, so runs finished before these
+# keys existed keep their fingerprint and data.suite.* changes nothing they compute.
+_DIAGNOSTIC_KEYS = ("data.diagnostic", "data.suite")
 _RERUN = "delete the run directory and run it again"
 
 
@@ -257,13 +259,22 @@ def config_fingerprint(cfg: DictConfig) -> str:
     """A hash of the resolved config minus bookkeeping keys: equal hash, same computation."""
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
-    for key in _NON_SEMANTIC_KEYS:
-        resolved.pop(key, None)
-    for key in _NON_SEMANTIC_TRAINER_KEYS:
-        resolved.get("trainer", {}).pop(key, None)
-    for key in _NON_SEMANTIC_LANG_KEYS:
-        resolved.get("lang", {}).pop(key, None)
+    ignored = _NON_SEMANTIC_KEYS
+    if OmegaConf.select(cfg, "data.diagnostic") is None:
+        ignored += _DIAGNOSTIC_KEYS
+    for dotted in ignored:
+        _drop_key(resolved, dotted)
     return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _drop_key(config: dict[str, Any], dotted: str) -> None:
+    """Remove `a.b.c` from nested dicts; absent parents are fine (hand-made or older configs)."""
+    *parents, last = dotted.split(".")
+    for key in parents:
+        config = config.get(key)
+        if not isinstance(config, dict):
+            return
+    config.pop(last, None)
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:

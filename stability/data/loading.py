@@ -47,8 +47,9 @@ def take_first(examples: list[Example], limit: int | None) -> list[Example]:
     return examples if limit is None else examples[: int(limit)]
 
 
-def _diagnostic(cfg: DictConfig, source: FileSource) -> list[Example]:
-    """data.diagnostic: the language's file (null), a generated test suite, or a file path."""
+def read_diagnostic(cfg: DictConfig, source: FileSource) -> list[Example]:
+    """data.diagnostic: the language's file (null), a generated test suite, or a file path.
+    Training and probing both read it here, so they score the same items."""
     choice = cfg.data.get("diagnostic")
     if choice == "generated":
         from stability.templates import generate_suite
@@ -70,7 +71,7 @@ def load_run_data(cfg: DictConfig) -> RunData:
     code = cfg.lang.code
     train = take_first(read_examples(source.path("train"), code), cfg.data.max_train_samples)
     validation = take_first(read_examples(source.path("validation"), code), cfg.data.max_eval_samples)
-    diagnostic = take_first(_diagnostic(cfg, source), cfg.data.max_eval_samples)
+    diagnostic = take_first(read_diagnostic(cfg, source), cfg.data.max_eval_samples)
     added = mnli_addition(cfg)
     return RunData(train=train + added, validation=validation, diagnostic=diagnostic,
                    n_added=len(added))

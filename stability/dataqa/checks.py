@@ -21,7 +21,7 @@ from stability.core.progress import progress
 from stability.core.qaflags import Flag
 from stability.core.records import Example
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
-from stability.dataqa.duplicates import duplicates_within, normalise, shared_between, vectorise
+from stability.dataqa.duplicates import duplicates_within, shared_between, vectorise
 from stability.dataqa.langid import LanguageIdentifier
 from stability.dataqa.words import word_findings
 
@@ -37,15 +37,15 @@ FIELDS = ("premise", "hypothesis")
 
 @dataclass(frozen=True)
 class Options:
-    """Thresholds of the checks (command-line options; defaults documented there)."""
+    """Thresholds of the checks: the command-line options, whose parser alone holds the defaults."""
 
-    min_words: int = 5
-    min_confidence: float = 0.8
-    min_word_length: int = 2
-    allowed: str = ""
-    names: bool = False
-    near_threshold: float = 0.95
-    lid_model: Path | None = None
+    min_words: int
+    min_confidence: float
+    min_word_length: int
+    allowed: str
+    names: bool
+    near_threshold: float
+    lid_model: Path | None
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,8 @@ def run_qa(files: list[InputFile], language: Language, options: Options) -> QARe
                                     f"{other.path.name} ({other.role})"))
     for k, source in enumerate(files):
         checks = _check_texts(source, language, options, identifier, flags)
-        same_text = [i for i, e in enumerate(source.examples) if normalise(e.premise) == normalise(e.hypothesis)]
+        same_text = [i for i, (premise, hypothesis) in enumerate(zip(vectors[k].premises, vectors[k].hypotheses))
+                     if premise == hypothesis]
         for i in same_text:
             flags.append(_pair_flag(source, language, source.examples[i], "same_text", "premise == hypothesis"))
         repeats = duplicates_within(vectors[k], options.near_threshold)

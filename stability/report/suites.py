@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stability.core.records import LABEL_NAMES
 from stability.report.markdown import _num, _pm, _table
 
 ACCURACY_COLUMNS = ["lang", "setup", "template", "label", "categories", "feature", "value", "n_items",
@@ -17,7 +18,7 @@ ACCURACY_COLUMNS = ["lang", "setup", "template", "label", "categories", "feature
 GAP_COLUMNS = ["lang", "setup", "template", "feature", "low_value", "low_accuracy", "low_n",
                "high_value", "high_accuracy", "high_n", "gap"]
 ALL_TEMPLATES = "all templates"
-_LABELS = {0: "entailment", 1: "not_entailment"}
+_LABELS = dict(enumerate(LABEL_NAMES))
 _GAPS_LISTED = 10
 
 

@@ -9,7 +9,7 @@ forms; `russian` inflects lemmas with pymorphy3) → `syntax` (placeholders) →
 
 May import `stability.core` only (pymorphy3 for Russian lexicons, imported when needed).
 """
-from stability.templates.diagnostic import diagnostic_row, write_diagnostic_jsonl
+from stability.templates.diagnostic import write_diagnostic_jsonl
 from stability.templates.suites import ALL, generate_suite, languages, suite_names
 
-__all__ = ["ALL", "diagnostic_row", "generate_suite", "languages", "suite_names", "write_diagnostic_jsonl"]
+__all__ = ["ALL", "generate_suite", "languages", "suite_names", "write_diagnostic_jsonl"]

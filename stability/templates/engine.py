@@ -110,11 +110,11 @@ def _inherent(template: Template, entry: Entry, slot: str, dimension: str) -> st
     return value
 
 
-def assignments(template: Template, lexicons: Mapping[str, Lexicon]) -> Iterator[dict[str, Entry]]:
-    """The product of the slots' values minus the exclusion rules, in a fixed order."""
+def assignments(template: Template, slot_domains: Mapping[str, tuple[Entry, ...]]) -> Iterator[dict[str, Entry]]:
+    """The product of the slots' values (`domains`) minus the exclusion rules, in a fixed order."""
     slots = template.slots
     same_lexicon = [(a, b) for a, b in itertools.combinations(slots, 2) if lexicon_of(a) == lexicon_of(b)]
-    for combination in itertools.product(*domains(template, lexicons).values()):
+    for combination in itertools.product(*slot_domains.values()):
         chosen = dict(zip(slots, combination))
         if any(chosen[a].index == chosen[b].index for a, b in same_lexicon):
             continue
@@ -169,13 +169,14 @@ def _used_dimensions(template: Template) -> set[tuple[str, str]]:
     return used
 
 
-def varied_dimensions(template: Template, lexicons: Mapping[str, Lexicon]) -> dict[str, tuple[str, ...]]:
-    """Per slot, the inherent dimensions that take more than one value over the slot's entries:
-    the features an item records (a constant feature says nothing about an error). Computed
-    dimensions (STARTSWITH) count only where the template reads them."""
+def varied_dimensions(template: Template, lexicons: Mapping[str, Lexicon],
+                      slot_domains: Mapping[str, tuple[Entry, ...]]) -> dict[str, tuple[str, ...]]:
+    """Per slot, the inherent dimensions that take more than one value over the slot's entries
+    (`domains`): the features an item records (a constant feature says nothing about an error).
+    Computed dimensions (STARTSWITH) count only where the template reads them."""
     used = _used_dimensions(template)
     varied = {}
-    for slot, entries in domains(template, lexicons).items():
+    for slot, entries in slot_domains.items():
         computed = lexicons[lexicon_of(slot)].computed
         dimensions = sorted({name for entry in entries for name in entry.inherent
                              if name not in computed or (slot, name) in used})
@@ -195,11 +196,12 @@ def expand(template: Template, lexicons: Mapping[str, Lexicon], n: int | None = 
            seed: int = 0) -> list[Item]:
     """The template's items: every combination, or a sample of n of them."""
     check_references(template, lexicons)
-    combinations = list(assignments(template, lexicons))
-    varied = varied_dimensions(template, lexicons)
+    slot_domains = domains(template, lexicons)
+    combinations = list(assignments(template, slot_domains))
+    varied = varied_dimensions(template, lexicons, slot_domains)
     # a slot with one possible value (a helper word such as Russian быть) varies nothing and
     # is left out of idx, so languages that need such a word still align with those that don't
-    named = [slot for slot, entries in domains(template, lexicons).items() if len(entries) > 1]
+    named = [slot for slot, entries in slot_domains.items() if len(entries) > 1]
     items = []
     for position in sample_positions(len(combinations), n, seed, template.id):
         chosen = combinations[position]

@@ -63,9 +63,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Lexicon:
-    name: str
     entries: tuple[Entry, ...]
-    where: str
     # dimensions computed from the forms (STARTSWITH), not written in the lexicon
     computed: frozenset[str] = frozenset()
 
@@ -110,4 +108,4 @@ def read_lexicon(name: str, spec: object, schema: FeatureSchema, where: str) -> 
     else:
         raise UserError(f"lexicon '{name}' must be a non-empty list of entries or a pymorphy3 "
                         "lemma list", path=where, fix="see the 'Test suites' section of the README")
-    return Lexicon(name, tuple(entries), where, frozenset(schema.computed))
+    return Lexicon(tuple(entries), frozenset(schema.computed))

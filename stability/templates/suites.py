@@ -146,13 +146,12 @@ def build_template(data: object, schema: FeatureSchema, path: object) -> Templat
 
 @dataclass(frozen=True)
 class Suite:
-    lang: str
     name: str
     templates: tuple[Template, ...]
     resources: Resources
 
 
-def build_suite(data: dict, lang: str, name: str, path: object, base: Resources) -> Suite:
+def build_suite(data: dict, name: str, path: object, base: Resources) -> Suite:
     """A suite from its YAML mapping, on top of the language's resources."""
     unknown = set(data) - {"templates", "lexicons", "dimensions"}
     if unknown:
@@ -163,7 +162,7 @@ def build_suite(data: dict, lang: str, name: str, path: object, base: Resources)
     if not isinstance(entries, list) or not entries:
         raise UserError("the suite has no templates", path=path, fix="add templates: [...]")
     templates = tuple(build_template(entry, resources.schema, path) for entry in entries)
-    return Suite(lang, name, templates, resources)
+    return Suite(name, templates, resources)
 
 
 def languages() -> tuple[str, ...]:
@@ -195,7 +194,7 @@ def load_suite(lang: str, name: str) -> Suite:
     if name not in suite_names(lang):
         raise UserError(f"no suite '{name}' for {lang}", fix=f"use one of: {', '.join(suite_names(lang) + (ALL,))}")
     path = SUITES_DIR / lang / f"{name}.yaml"
-    return build_suite(read_yaml(path), lang, name, path, language_resources(lang))
+    return build_suite(read_yaml(path), name, path, language_resources(lang))
 
 
 def load_suites(lang: str, suite: str = ALL) -> list[Suite]:

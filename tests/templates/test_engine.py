@@ -28,7 +28,7 @@ LEXICONS = {
 def items(templates: str, n: int | None = None, seed: int = 0, lexicons: dict = LEXICONS):
     """Expand a suite written as YAML text against `lexicons`; items per template id."""
     resources = build_resources(lexicons, "<lexicons>")
-    suite = build_suite(yaml.safe_load(textwrap.dedent(templates)), "fr", "test", "<suite>", resources)
+    suite = build_suite(yaml.safe_load(textwrap.dedent(templates)), "test", "<suite>", resources)
     return {t.id: expand(t, resources.lexicons, n, seed) for t in suite.templates}
 
 
