@@ -216,13 +216,17 @@ def _summary(pairs: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
-def consistency(predictions: pd.DataFrame, failed: pd.DataFrame | None = None, *,
-                runs: SetupRuns | None = None) -> Consistency | None:
-    """All consistency tables of the runs' predictions; None unless some setup has ≥ 2 languages.
-    `runs` is `setup_runs(predictions)` when the caller has built it already."""
+def consistency(predictions: pd.DataFrame, failed: pd.DataFrame | None = None) -> Consistency | None:
+    """All consistency tables of the runs' predictions; None unless some setup has ≥ 2 languages."""
+    return consistency_of_runs(setup_runs(predictions), failed)
+
+
+def consistency_of_runs(runs: SetupRuns, failed: pd.DataFrame | None = None) -> Consistency | None:
+    """`consistency` for runs already built by `setup_runs` (the report reuses them for the
+    data-QA comparison)."""
     failed_runs = failed_keys(failed) if failed is not None else set()
     rows, groups = [], []
-    for setup, by_run in (setup_runs(predictions) if runs is None else runs).items():
+    for setup, by_run in runs.items():
         setup_rows, setup_groups = _pair_rows(setup, by_run, failed_runs)
         rows += setup_rows
         groups += setup_groups

@@ -17,8 +17,8 @@ import pandas as pd
 from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.report import figures
-from stability.report.consistency import (ALL_RUNS, NON_FAILED, Consistency, consistency, flagged_consistency,
-                                          kappa_matrix, lowest_kappa_pair, setup_runs)
+from stability.report.consistency import (ALL_RUNS, NON_FAILED, Consistency, consistency_of_runs,
+                                          flagged_consistency, kappa_matrix, lowest_kappa_pair, setup_runs)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def cross_lingual(predictions: pd.DataFrame, failed: pd.DataFrame, args: argpars
     if predictions.empty:
         return None
     runs = setup_runs(predictions)
-    tables = consistency(predictions, failed, runs=runs)
+    tables = consistency_of_runs(runs, failed)
     if tables is None:
         return None
     write_csv(tables.pairs, "consistency.csv")
