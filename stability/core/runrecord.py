@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.atomic import atomic_write_text
+from stability.core.atomic import atomic_write_jsonl, atomic_write_text, jsonl_text
 from stability.core.errors import UserError
 from stability.core.taxonomy import FINE_CATEGORIES
 
@@ -168,14 +168,14 @@ class RunDir:
 
     def write_train_log(self, entries: Iterable[dict[str, Any]]) -> None:
         """Start (or, after a resume, rewrite) the epoch log."""
-        _write_jsonl(self.path / _TRAIN_LOG_FILE, entries)
+        atomic_write_jsonl(self.path / _TRAIN_LOG_FILE, entries)
 
     def append_epoch(self, entry: dict[str, Any]) -> None:
         with (self.path / _TRAIN_LOG_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            handle.write(jsonl_text([entry]))
 
     def write_predictions(self, predictions: Iterable[Prediction]) -> None:
-        _write_jsonl(self.path / _PREDICTIONS_FILE, (p.to_json() for p in predictions))
+        atomic_write_jsonl(self.path / _PREDICTIONS_FILE, (p.to_json() for p in predictions))
 
     def write_record(self, record: RunRecord) -> None:
         """Last: its presence marks the run as finished."""
@@ -264,7 +264,3 @@ def config_fingerprint(cfg: DictConfig) -> str:
     for key in _NON_SEMANTIC_LANG_KEYS:
         resolved.get("lang", {}).pop(key, None)
     return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
