@@ -3,7 +3,6 @@ score the rules against gold diagnostic categories."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -13,6 +12,7 @@ from annotators.evaluate import agreement
 from annotators.languages import LANGUAGES, check_lang
 from annotators.stats import feature_share
 from annotators.tables import to_markdown, to_text
+from stability.core.atomic import jsonl_text
 from stability.core.errors import UserError, exit_on_user_error
 from stability.core.progress import setup_cli_logging
 from stability.data.formats import read_examples
@@ -71,8 +71,7 @@ def _write(path: Path, text: str) -> None:
 def _annotate(args: argparse.Namespace) -> None:
     examples = read_examples(args.input, args.lang)
     sets = annotate(examples, args.lang, use_cache=not args.no_cache)
-    lines = "".join(json.dumps({**example.to_json(), **fs.to_json()}, ensure_ascii=False) + "\n"
-                    for example, fs in zip(examples, sets))
+    lines = jsonl_text({**example.to_json(), **fs.to_json()} for example, fs in zip(examples, sets))
     if args.output is None or str(args.output) == "-":
         sys.stdout.write(lines)
     else:

@@ -12,7 +12,7 @@ from annotators.affixes import MorphNegation
 from annotators.tokenize import normalize, tokenize
 from annotators.wordlist_rules import LexicalRules
 from annotators.wordlists import Sentence
-from stability.core.errors import UserError
+from stability.core.errors import require
 
 _NAME_TAGS = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
 _NOMINAL = frozenset({"NOUN", "NPRO"})
@@ -32,12 +32,8 @@ class Analysis:
 
 @functools.lru_cache(maxsize=1)
 def _analyzer():
-    try:
-        import pymorphy3
-    except ImportError:
-        raise UserError("the 'ru' annotator needs pymorphy3, which is not installed",
-                        fix="pip install 'nli-stability[annotators]'") from None
-
+    pymorphy3 = require("pymorphy3", "the 'ru' annotator needs pymorphy3, which is not installed",
+                        fix="pip install 'nli-stability[annotators]'")
     return pymorphy3.MorphAnalyzer()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import re
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, require
 
 # Components the spaCy rules read (POS, morphology, lemmas, dependencies, entities) and
 # what they listen to; anything else a pipeline runs (textcat, entity_linker, ...) is disabled.
@@ -25,12 +25,8 @@ def install_hint(names: tuple[str, ...]) -> str:
 @functools.lru_cache(maxsize=None)
 def load_pipeline(lang: str, names: tuple[str, ...]):
     """The first of `names` that loads, with unneeded components excluded; else a UserError."""
-    try:
-        import spacy
-    except ImportError:
-        raise UserError(f"the '{lang}' annotator needs spaCy, which is not installed",
-                        fix="pip install 'nli-stability[annotators]'") from None
-
+    spacy = require("spacy", f"the '{lang}' annotator needs spaCy, which is not installed",
+                    fix="pip install 'nli-stability[annotators]'")
     for name in names:
         try:
             nlp = spacy.load(name)

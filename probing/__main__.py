@@ -11,7 +11,7 @@ import hydra
 from omegaconf import DictConfig
 
 from stability.core.config import CONF_DIR, PROBE_CONFIG_NAME
-from stability.core.errors import USER_ERROR_STATUS, UserError, exit_on_user_error
+from stability.core.errors import exit_on_user_error
 from stability.sweep.overrides import prepare_argv
 
 
@@ -21,11 +21,8 @@ def task(cfg: DictConfig) -> None:
     """One probing run; user errors end it with one line and status 2."""
     from probing.run import run_probing  # heavy imports (torch, transformers) only when it runs
 
-    try:
-        out = run_probing(cfg)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(USER_ERROR_STATUS)
+    # inside the job: Hydra would print a UserError reaching it as a traceback, status 1
+    out = exit_on_user_error(run_probing)(cfg)
     print(f"wrote probing.csv, probing.md and the figures to {out}")
 
 

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.probetable import PRETRAINED, fine_tuned_model
 from stability.core.runrecord import iter_runs
@@ -122,8 +122,7 @@ def _quiet_transformers() -> Iterator[None]:
 
 
 def _unloadable(spec: EncoderSpec, err: Exception) -> UserError:
-    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return UserError(f"cannot load the {spec.label} encoder '{spec.source}' ({first})",
+    return UserError(f"cannot load the {spec.label} encoder '{spec.source}' ({first_line(err)})",
                      fix="pass model.name=<local checkpoint folder or an HF id in the local cache>, "
                          "or runs=<folder of runs trained with trainer.save_model=true>")
 

@@ -12,6 +12,7 @@ from probing.encoders import ProbePlan
 from probing.features import POOLING
 from probing.settings import ProbeSettings
 from probing.tasks import TaskSet
+from stability.core.markdown import num, table
 from stability.core.probetable import PRETRAINED
 
 _PAIR_FEATURES = {"uv": "[u; v]", "uv_diff_prod": "[u; v; |u − v|; u * v]"}
@@ -32,16 +33,6 @@ class ProbingPage:
     seeds: pd.DataFrame              # probing_seeds.csv (empty without ≥ 1 fine-tuned setup)
     figures: list[Path]
     shares: dict[str, str]           # task -> share of positive pairs per split
-
-
-def _num(value: float, digits: int = 3) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def _setup(page: ProbingPage) -> str:
@@ -83,8 +74,8 @@ def _setup(page: ProbingPage) -> str:
 
 def _interval(estimate: float, low: float, high: float) -> str:
     if math.isnan(low):
-        return _num(estimate)
-    return f"{_num(estimate)} [{_num(low)}, {_num(high)}]"
+        return num(estimate)
+    return f"{num(estimate)} [{num(low)}, {num(high)}]"
 
 
 def _task_section(page: ProbingPage, task: str, figure: Path) -> str:
@@ -97,29 +88,29 @@ def _task_section(page: ProbingPage, task: str, figure: Path) -> str:
     for model in tuned_models:
         header += [f"{model} (mean ± σ)", "selectivity", "control"]
     header += ["random-init", "majority"]
-    table = []
+    body = []
     for layer, row in pretrained.iterrows():
         cells = [layer, _interval(row.test_acc, ci.loc[layer, "ci_low"], ci.loc[layer, "ci_high"]),
-                 _num(row.selectivity), _num(row.control_acc)]
+                 num(row.selectivity), num(row.control_acc)]
         for model in tuned_models:
             stat = seeds[(seeds["model"] == model) & (seeds["layer"] == layer)].iloc[0]
             controls = rows[(rows["model"] == model) & (rows["layer"] == layer)]["control_acc"].mean()
-            cells += [f"{_num(stat.test_acc_mean)} ± {_num(stat.test_acc_std)}"
-                      + (f" [{_num(stat.ci_low)}, {_num(stat.ci_high)}]" if not math.isnan(stat.ci_low) else ""),
-                      f"{_num(stat.selectivity_mean)}", _num(controls)]
-        cells += [_num(row.random_init_acc), _num(row.majority_acc)]
-        table.append(cells)
+            cells += [f"{num(stat.test_acc_mean)} ± {num(stat.test_acc_std)}"
+                      + (f" [{num(stat.ci_low)}, {num(stat.ci_high)}]" if not math.isnan(stat.ci_low) else ""),
+                      f"{num(stat.selectivity_mean)}", num(controls)]
+        cells += [num(row.random_init_acc), num(row.majority_acc)]
+        body.append(cells)
     best = pretrained["test_acc"].idxmax()
-    summary = f"Pretrained: best layer {best} ({_num(pretrained.loc[best, 'test_acc'])})"
+    summary = f"Pretrained: best layer {best} ({num(pretrained.loc[best, 'test_acc'])})"
     for model in tuned_models:
         mine = seeds[seeds["model"] == model].set_index("layer")
         layer = mine["test_acc_mean"].idxmax()
-        summary += (f"; {model}: best layer {layer} ({_num(mine.loc[layer, 'test_acc_mean'])} mean over "
+        summary += (f"; {model}: best layer {layer} ({num(mine.loc[layer, 'test_acc_mean'])} mean over "
                     f"{int(mine.loc[layer, 'n_seeds'])} seeds), layer-profile correlation between seeds "
-                    f"{_num(mine['profile_corr'].iloc[0])} (seed pairs used: {int(mine['profile_pairs'].iloc[0])}"
+                    f"{num(mine['profile_corr'].iloc[0])} (seed pairs used: {int(mine['profile_pairs'].iloc[0])}"
                     f", skipped as constant: {int(mine['profile_skipped'].iloc[0])})")
     return (f"## {task}\n\nPositive pairs: {page.shares[task]}.\n\n![{task}]({figure.name})\n\n{summary}.\n\n"
-            + _table(header, table))
+            + table(header, body))
 
 
 def render(page: ProbingPage) -> str:

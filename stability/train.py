@@ -14,7 +14,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
-from stability.core.errors import USER_ERROR_STATUS, UserError, exit_on_user_error
+from stability.core.errors import exit_on_user_error
 from stability.finetune.distributed import leave_process_group, rank_overrides
 from stability.sweep.devices import job_device
 from stability.sweep.overrides import prepare_argv
@@ -31,14 +31,11 @@ def task(cfg: DictConfig) -> float | None:
 
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
-    try:
-        with job_device(job_num) as gpu:
-            if gpu is not None:
-                log.info("[job %s] on GPU %s", job_num, gpu)
-            record = run_one(cfg, Path(hydra_cfg.runtime.output_dir))
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(USER_ERROR_STATUS)
+    with job_device(job_num) as gpu:
+        if gpu is not None:
+            log.info("[job %s] on GPU %s", job_num, gpu)
+        # inside the job: Hydra would print a UserError reaching it as a traceback, status 1
+        record = exit_on_user_error(run_one)(cfg, Path(hydra_cfg.runtime.output_dir))
     return None if record is None else record.overall_mcc
 
 

@@ -1,12 +1,13 @@
 """Write-then-rename, so a reader (or a parallel job, or a killed run) never sees half a file."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 
 @contextmanager
@@ -33,6 +34,16 @@ def atomic_write_text(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
+    """One JSON object a line, non-ASCII left as it is so the texts stay readable in the file."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def atomic_write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Write JSON lines durably and atomically."""
+    atomic_write_text(path, jsonl_text(rows))
 
 
 @contextmanager

@@ -7,9 +7,11 @@ are bugs. `NLI_STABILITY_TRACEBACK=1` shows the traceback of user errors too.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
@@ -35,6 +37,21 @@ def first_line(err: BaseException) -> str:
     """The first line of an exception's message (libraries' messages run over many lines)."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
+
+
+def as_int(key: str, value: object) -> int:
+    """The integer an override `key=value` gives; anything else (True, 1.5, "x") is a user error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).lstrip("-").isdigit():
+        raise UserError(f"{key}={value!r} is not an integer", fix=f"pass {key}=<integer>")
+    return int(value)
+
+
+def require(module: str, problem: str, fix: str) -> ModuleType:
+    """Import an optional extra's package; without it the command fails with `problem` and `fix`, not a traceback."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UserError(problem, fix=fix) from None
 
 
 def exit_on_user_error(func: Callable[..., T]) -> Callable[..., T]:

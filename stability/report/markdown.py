@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stability.core.markdown import num, table
 from stability.report.agreement import ALL_ITEMS
 from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES
@@ -65,20 +66,10 @@ class Report:
         return self.seed_figures + self.language_figures + [path for path in optional if path is not None] + crossed
 
 
-def _num(value: float, digits: int = 3) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
 def _pm(mean: float, std: float) -> str:
     if isinstance(mean, float) and math.isnan(mean):
         return "–"
-    return f"{_num(mean)} ± {_num(std)}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return f"{num(mean)} ± {num(std)}"
 
 
 def _figures(paths: list[Path]) -> str:
@@ -94,7 +85,7 @@ def _summary(report: Report) -> str:
     def row(r, runs: str) -> list[str]:
         return [r.lang if runs != NON_FAILED else "", r.setup if runs != NON_FAILED else "", runs, r.n_seeds,
                 _pm(r.overall_mcc_mean, r.overall_mcc_std), _pm(r.mean_category_mcc_mean, r.mean_category_mcc_std),
-                _num(r.rs_corr), f"{r.rs_corr_pairs} / {r.rs_corr_skipped}"]
+                num(r.rs_corr), f"{r.rs_corr_pairs} / {r.rs_corr_skipped}"]
 
     rows = []
     for r in report.summary.itertuples():
@@ -107,8 +98,8 @@ def _summary(report: Report) -> str:
             "RS corr.: mean Pearson r between two seeds' category-MCC vectors over all seed pairs; "
             "pairs where a vector is constant are skipped. Groups with failed runs (see *Failed runs*) get "
             "a second row over the non-failed seeds.\n\n"
-            + _table(["lang", "setup", "runs", "seeds", "overall MCC", "mean category MCC", "RS corr.",
-                      "pairs used / skipped", "failed"], rows))
+            + table(["lang", "setup", "runs", "seeds", "overall MCC", "mean category MCC", "RS corr.",
+                     "pairs used / skipped", "failed"], rows))
 
 
 def _stability(report: Report) -> str:
@@ -117,27 +108,27 @@ def _stability(report: Report) -> str:
         # a category without items has σ = 0 by construction, which says nothing about stability
         scored = group[group["n_items"].fillna(1) > 0]
         ranked = scored.dropna(subset=["mcc_std"]).sort_values(["mcc_std", "category"])
-        listing = [", ".join(f"{r.category} ({_num(r.mcc_std)})" for r in part.itertuples())
+        listing = [", ".join(f"{r.category} ({num(r.mcc_std)})" for r in part.itertuples())
                    for part in (ranked.head(_LISTED), ranked.tail(_LISTED)[::-1])]
         rows.append([lang, setup, *listing] if len(ranked) else [lang, setup, "–", "–"])
     return ("## Stability per category\n\nCategories with the smallest and largest σ of MCC across "
             "seeds (σ in parentheses); categories without diagnostic items are left out.\n\n"
-            + _table(["lang", "setup", "most stable", "least stable"], rows) + "\n"
+            + table(["lang", "setup", "most stable", "least stable"], rows) + "\n"
             + _figures(report.seed_figures + report.language_figures))
 
 
 def _language_corr(report: Report) -> str:
-    table = report.language_corr
-    if table.empty:
+    corr = report.language_corr
+    if corr.empty:
         return ""
-    langs = sorted(set(table["lang_a"]) - {MEAN})
+    langs = sorted(set(corr["lang_a"]) - {MEAN})
     rows = []
-    for setup, group in table.groupby("setup", sort=True):
+    for setup, group in corr.groupby("setup", sort=True):
         means = group[group["lang_b"] == MEAN].set_index("lang_a")["pearson"]
-        rows.append([setup, _num(means.get(MEAN, math.nan))] + [_num(means.get(lang, math.nan)) for lang in langs])
+        rows.append([setup, num(means.get(MEAN, math.nan))] + [num(means.get(lang, math.nan)) for lang in langs])
     return ("## Language-wise correlation\n\nPearson r between languages' seed-averaged category-MCC "
             "vectors: the mean over all language pairs, and each language's mean r with the others.\n\n"
-            + _table(["setup", "all pairs"] + langs, rows))
+            + table(["setup", "all pairs"] + langs, rows))
 
 
 def _agreement(report: Report) -> str:
@@ -150,32 +141,31 @@ def _agreement(report: Report) -> str:
         lowest = by_category.sort_values(["agreement_mean", "category"]).head(_LISTED)
         kept = report.items_nonfailed
         kept = kept[(kept["lang"] == lang) & (kept["setup"] == setup)]["agreement"] if kept is not None else None
-        rows.append([lang, setup, len(items), int(items["n_seeds"].max()), _num(items["agreement"].mean()),
-                     "–" if kept is None else _num(kept.mean()), _num((items["agreement"] == 1).mean()),
-                     ", ".join(f"{r.category} ({_num(r.agreement_mean)})" for r in lowest.itertuples())])
+        rows.append([lang, setup, len(items), int(items["n_seeds"].max()), num(items["agreement"].mean()),
+                     "–" if kept is None else num(kept.mean()), num((items["agreement"] == 1).mean()),
+                     ", ".join(f"{r.category} ({num(r.agreement_mean)})" for r in lowest.itertuples())])
     return ("## Per-item agreement\n\nShare of seed pairs that predict the same label for an item, "
             "averaged over items (all seeds, and without failed runs); `flip_items.csv` lists the items the "
             "seeds disagree on most.\n\n"
-            + _table(["lang", "setup", "items", "seeds", "mean agreement (all seeds)", "(non-failed seeds)",
-                      "items all seeds agree on", "lowest-agreement categories"], rows))
+            + table(["lang", "setup", "items", "seeds", "mean agreement (all seeds)", "(non-failed seeds)",
+                     "items all seeds agree on", "lowest-agreement categories"], rows))
 
 
 def _bootstrap(report: Report) -> str:
     if report.bootstrap is None:
         return ""
-    table = report.bootstrap
     rows = []
-    for (lang, setup), group in table.groupby(["lang", "setup"], sort=True):
+    for (lang, setup), group in report.bootstrap.groupby(["lang", "setup"], sort=True):
         overall = group[group["category"] == OVERALL].iloc[0]
         fine = group[group["category"] != OVERALL]
-        rows.append([lang, setup, f"{_num(overall.estimate)} [{_num(overall.ci_low)}, {_num(overall.ci_high)}]",
-                     _num((fine["ci_high"] - fine["ci_low"]).mean()),
+        rows.append([lang, setup, f"{num(overall.estimate)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
+                     num((fine["ci_high"] - fine["ci_low"]).mean()),
                      int(((fine["ci_low"] > 0) | (fine["ci_high"] < 0)).sum())])
     level = f"{report.confidence:.0%}"
     return (f"## Bootstrap intervals\n\n{level} multi-bootstrap intervals (seeds and items resampled "
             "together); per category in `bootstrap_ci.csv`.\n\n"
-            + _table(["lang", "setup", f"overall MCC [{level} CI]", "mean category CI width",
-                      "categories with CI excluding 0"], rows))
+            + table(["lang", "setup", f"overall MCC [{level} CI]", "mean category CI width",
+                     "categories with CI excluding 0"], rows))
 
 
 def _comparison(report: Report) -> str:
@@ -183,31 +173,31 @@ def _comparison(report: Report) -> str:
     if comparison is None:
         return ""
     a, b = comparison.setup_a, comparison.setup_b
-    shares = [[r.lang, r.n_cells, f"{r.n_delta_mcc_above} ({_num(r.share_delta_mcc_above, 2)})",
-               f"{r.n_delta_std_below} ({_num(r.share_delta_std_below, 2)})"]
+    shares = [[r.lang, r.n_cells, f"{r.n_delta_mcc_above} ({num(r.share_delta_mcc_above, 2)})",
+               f"{r.n_delta_std_below} ({num(r.share_delta_std_below, 2)})"]
               for r in comparison.shares.itertuples()]
     text = (f"## Comparison: {b} vs {a}\n\nΔ = {b} − {a} per (language, category). Cells with "
             f"ΔMCC > {comparison.mcc_threshold:g} and with Δσ < {comparison.std_threshold:g} "
             f"(strict; `{ALL_LANGUAGES}` = every language):\n\n"
-            + _table(["lang", "cells", f"ΔMCC > {comparison.mcc_threshold:g}",
-                      f"Δσ < {comparison.std_threshold:g}"], shares))
+            + table(["lang", "cells", f"ΔMCC > {comparison.mcc_threshold:g}",
+                     f"Δσ < {comparison.std_threshold:g}"], shares))
     largest = comparison.deltas.sort_values("delta_mcc", ascending=False)
     for title, part in (("Largest", largest.head(5)), ("Smallest", largest.tail(5)[::-1])):
-        text += (f"\n{title} ΔMCC:\n\n" + _table(
+        text += (f"\n{title} ΔMCC:\n\n" + table(
             ["lang", "category", f"MCC {a}", f"MCC {b}", "ΔMCC", "Δσ"],
             [[r.lang, r.category, _pm(r.mcc_mean_a, r.mcc_std_a), _pm(r.mcc_mean_b, r.mcc_std_b),
-              _num(r.delta_mcc), _num(r.delta_std)] for r in part.itertuples()]))
+              num(r.delta_mcc), num(r.delta_std)] for r in part.itertuples()]))
     if comparison.bootstrap is not None and not comparison.bootstrap.empty:
         rows = []
         for lang, group in comparison.bootstrap.groupby("lang", sort=True):
             overall = group[group["category"] == OVERALL].iloc[0]
             fine = group[group["category"] != OVERALL]
-            rows.append([lang, f"{_num(overall.delta_mcc)} [{_num(overall.ci_low)}, {_num(overall.ci_high)}]",
-                         _num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
+            rows.append([lang, f"{num(overall.delta_mcc)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
+                         num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
         text += ("\nBootstrap (paired items, independent seeds); p = share of bootstrap Δ ≤ 0 "
                  "(per category in `bootstrap_deltas.csv`):\n\n"
-                 + _table(["lang", f"overall ΔMCC [{report.confidence:.0%} CI]", "p (Δ ≤ 0)",
-                           "categories with p < 0.05"], rows))
+                 + table(["lang", f"overall ΔMCC [{report.confidence:.0%} CI]", "p (Δ ≤ 0)",
+                          "categories with p < 0.05"], rows))
     if comparison.figure is not None:
         text += "\n" + _figures([comparison.figure])
     return text
@@ -218,12 +208,12 @@ def _sizes(report: Report) -> str:
     if curve is None or curve.empty:
         return ""
     rows = [[r.lang, r.family, f"{r.n_added:,}", r.setup, _pm(r.overall_mcc_mean, r.overall_mcc_std),
-             _pm(r.mean_category_mcc_mean, r.mean_category_mcc_std), _num(r.rs_corr)]
+             _pm(r.mean_category_mcc_mean, r.mean_category_mcc_std), num(r.rs_corr)]
             for r in curve.itertuples()]
     return ("## Training-data size\n\nSetups of one family differing only in the number of added MNLI "
             "examples.\n\n"
-            + _table(["lang", "family", "MNLI added", "setup", "overall MCC", "mean category MCC",
-                      "RS corr."], rows)
+            + table(["lang", "family", "MNLI added", "setup", "overall MCC", "mean category MCC",
+                     "RS corr."], rows)
             + ("\n" + _figures([report.size_figure]) if report.size_figure else ""))
 
 
@@ -244,9 +234,9 @@ def _failed(report: Report) -> str:
             "`--failed-margin`, `--constant-share`). Such a run learned nothing: its category MCCs are 0.0 or "
             f"undefined, not evidence about the categories. {treatment} Runs recorded before the majority "
             "share was stored are judged by their predictions only (last column).\n\n"
-            + _table(["lang", "setup", "failed", "judged by predictions only"], rows))
+            + table(["lang", "setup", "failed", "judged by predictions only"], rows))
     if listed:
-        text += "\n" + _table(["lang", "setup", "seed", "why"], listed)
+        text += "\n" + table(["lang", "setup", "seed", "why"], listed)
     return text
 
 
@@ -260,9 +250,9 @@ def _consistency(report: Report) -> str:
         own = r.lang_a == r.lang_b
         rows.append([r.setup, f"{r.lang_a} (seed baseline)" if own else f"{r.lang_a} – {r.lang_b}", r.runs,
                      r.n_pairs, r.n_items, _pm(r.consistency_mean, r.consistency_std), _pm(r.kappa_mean, r.kappa_std),
-                     "" if own else _num(r.kappa_baseline), "" if own else _num(r.kappa_minus_baseline)])
-    splits = [[r.setup, f"{r.lang_a} → {r.lang_b}", r.runs, _num(r.consistency_correct_mean),
-               _num(r.consistency_incorrect_mean), f"{r.n_ent_ent} / {r.n_ent_not} / {r.n_not_ent} / {r.n_not_not}"]
+                     "" if own else num(r.kappa_baseline), "" if own else num(r.kappa_minus_baseline)])
+    splits = [[r.setup, f"{r.lang_a} → {r.lang_b}", r.runs, num(r.consistency_correct_mean),
+               num(r.consistency_incorrect_mean), f"{r.n_ent_ent} / {r.n_ent_not} / {r.n_not_ent} / {r.n_not_not}"]
               for r in summary[summary["lang_a"] != summary["lang_b"]].itertuples()]
     text = ("## Cross-lingual consistency\n\nThe translated diagnostic sets share their items (matched by `idx`), "
             "so each item is one meaning in several languages. *Consistency* is the share of items on which two "
@@ -272,8 +262,8 @@ def _consistency(report: Report) -> str:
             "κ reaches the mean of its two languages' baselines (κ − baseline ≈ 0) is as consistent across "
             "languages as the model is with itself. Mean ± σ over seeds (seed pairs for baselines); every run "
             "pair in `consistency.csv`, per category in `consistency_by_category.csv`.\n\n"
-            + _table(["setup", "pair", "runs", "run pairs", "items", "consistency", "κ", "κ baseline",
-                      "κ − baseline"], rows))
+            + table(["setup", "pair", "runs", "run pairs", "items", "consistency", "κ", "κ baseline",
+                     "κ − baseline"], rows))
     if crossed.tables.n_constant:
         text += (f"\n**Warning:** {crossed.tables.n_constant} of {len(crossed.tables.pairs)} run pairs include a run "
                  "with constant predictions on the shared items. κ is 0 for them, and their consistency only "
@@ -281,8 +271,8 @@ def _consistency(report: Report) -> str:
     text += ("\nAgreement split by correctness in A (share of A's right / wrong items on which B agrees; weighted "
              "by those item counts they give the consistency) and transitions of the prediction from A to B summed "
              "over seeds (ent = entailment, not = not_entailment):\n\n"
-             + _table(["setup", "A → B", "runs", "A right", "A wrong", "ent→ent / ent→not / not→ent / not→not"],
-                      splits))
+             + table(["setup", "A → B", "runs", "A right", "A wrong", "ent→ent / ent→not / not→ent / not→not"],
+                     splits))
     for setup, (a, b) in crossed.pairs_drawn.items():
         part = crossed.tables.by_category
         part = part[(part["setup"] == setup) & (part["lang_a"] == a) & (part["lang_b"] == b)
@@ -291,18 +281,18 @@ def _consistency(report: Report) -> str:
         why = "chosen with --consistency-pair" if crossed.pair_chosen else \
             "the pair with the lowest κ; choose another with --consistency-pair"
         text += (f"\n{setup}, {a} – {b} ({why}): least consistent categories "
-                 + ", ".join(f"{r.category} ({_num(r.consistency_mean)}, {r.n_items} items)"
+                 + ", ".join(f"{r.category} ({num(r.consistency_mean)}, {r.n_items} items)"
                              for r in lowest.itertuples()) + ".\n")
     if crossed.flagged is not None:
         text += ("\nData QA × consistency: items flagged by `stability.dataqa` (line- or word-level language check, "
                  "or premise = hypothesis, in either language's diagnostic file) against the other items; mean over seeds. Negative "
                  "difference = less consistent on flagged items; few flagged items make it noisy.\n\n"
-                 + _table(["setup", "pair", "runs", "flagged items", "other items", "consistency flagged",
-                           "consistency other", "difference", "κ flagged", "κ other"],
-                          [[r.setup, f"{r.lang_a} – {r.lang_b}", r.runs, r.n_items_flagged, r.n_items_unflagged,
-                            _num(r.consistency_flagged), _num(r.consistency_unflagged),
-                            _num(r.consistency_difference), _num(r.kappa_flagged), _num(r.kappa_unflagged)]
-                           for r in crossed.flagged.itertuples()]))
+                 + table(["setup", "pair", "runs", "flagged items", "other items", "consistency flagged",
+                          "consistency other", "difference", "κ flagged", "κ other"],
+                         [[r.setup, f"{r.lang_a} – {r.lang_b}", r.runs, r.n_items_flagged, r.n_items_unflagged,
+                           num(r.consistency_flagged), num(r.consistency_unflagged),
+                           num(r.consistency_difference), num(r.kappa_flagged), num(r.kappa_unflagged)]
+                          for r in crossed.flagged.itertuples()]))
         if crossed.flagged.empty or not crossed.flagged["n_items_flagged"].any():
             text += "\nNo diagnostic item of these languages carries a translation finding: nothing to compare.\n"
     return text + "\n" + _figures(crossed.figures)

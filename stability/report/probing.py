@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stability.core.markdown import num, table
 from stability.core.probetable import find_probing_tables, read_probing_table
 
 
@@ -23,14 +24,12 @@ def probing_section(paths: list[Path]) -> str:
     found = [path for root in paths if root.is_dir() for path in find_probing_tables(root)]
     if not found:
         return ""
-    rows = []
-    for path in found:
-        for r in best_layers(read_probing_table(path)).itertuples():
-            rows.append(f"| {path.parent} | {r.model} | {r.task} | {r.layer} | {r.n_seeds} | {r.test_acc:.3f} | "
-                        f"{r.selectivity:.3f} | {r.random_init_acc:.3f} | {r.majority_acc:.3f} |")
-    header = ("| probing folder | model | task | best layer | seeds | accuracy | selectivity | random-init | "
-              "majority |\n|---|---|---|---|---|---|---|---|---|\n")
+    rows = [[path.parent, r.model, r.task, r.layer, r.n_seeds, num(r.test_acc), num(r.selectivity),
+             num(r.random_init_acc), num(r.majority_acc)]
+            for path in found for r in best_layers(read_probing_table(path)).itertuples()]
     return ("## Probing\n\nLayer-wise probes (`python -m probing`): per encoder and task, the layer whose "
             "probe is most accurate on the diagnostic set (mean over seeds), with selectivity (accuracy − "
             "control task), the random-init encoder and the majority class at that layer. Figures and "
-            "intervals are in each folder's probing.md.\n\n" + header + "\n".join(rows) + "\n")
+            "intervals are in each folder's probing.md.\n\n"
+            + table(["probing folder", "model", "task", "best layer", "seeds", "accuracy", "selectivity",
+                     "random-init", "majority"], rows))

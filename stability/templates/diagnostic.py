@@ -3,10 +3,9 @@
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from stability.core.atomic import atomic_write_text
+from stability.core.atomic import atomic_write_jsonl
 from stability.core.records import LABEL_NAMES, Example
 from stability.core.taxonomy import COARSE_FIELDS, COARSE_OF
 
@@ -26,5 +25,4 @@ def diagnostic_row(example: Example) -> dict:
 
 def write_diagnostic_jsonl(examples: list[Example], path: Path) -> None:
     """Write atomically: an interrupted run never leaves half a suite behind."""
-    atomic_write_text(path, "".join(json.dumps(diagnostic_row(example), ensure_ascii=False) + "\n"
-                                    for example in examples))
+    atomic_write_jsonl(path, (diagnostic_row(example) for example in examples))

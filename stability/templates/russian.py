@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, require
 from stability.templates.features import Bundle, FeatureSchema, bundle_text
 from stability.templates.lexicon import Entry, make_entry
 
@@ -35,11 +35,8 @@ _INSTALL = "pip install 'nli-stability[templates]' (pymorphy3 and its Russian di
 @functools.lru_cache(maxsize=1)
 def analyzer():
     """The pymorphy3 analyzer (loading its dictionary takes a moment, so once per process)."""
-    try:
-        import pymorphy3
-    except ImportError:
-        raise UserError("Russian lexicons are inflected with pymorphy3, which is not installed",
-                        fix=_INSTALL) from None
+    pymorphy3 = require("pymorphy3", "Russian lexicons are inflected with pymorphy3, which is not installed",
+                        fix=_INSTALL)
     return pymorphy3.MorphAnalyzer(lang="ru")
 
 

@@ -16,7 +16,7 @@ from typing import Mapping
 
 import yaml
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, as_int
 from stability.core.records import Example, parse_label
 from stability.core.taxonomy import COARSE_FIELDS, COARSE_OF, FINE_CATEGORIES
 from stability.templates.engine import Item, Template, expand
@@ -231,15 +231,9 @@ def check_n(n: object) -> int | None:
     return int(n)
 
 
-def check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not str(seed).lstrip("-").isdigit():
-        raise UserError(f"seed={seed!r} is not an integer", fix="pass seed=<integer>")
-    return int(seed)
-
-
 def generate_suite(lang: str, suite: str = ALL, n: object = None, seed: object = 0) -> list[Example]:
     """The items of a language's suite(s): n per template (None: every combination), seeded."""
-    n, seed = check_n(n), check_seed(seed)
+    n, seed = check_n(n), as_int("seed", seed)
     return [to_example(item, lang, loaded.name)
             for loaded in load_suites(lang, str(suite))
             for template in loaded.templates

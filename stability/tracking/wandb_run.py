@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, require
 from stability.core.runrecord import RunDir
 from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES
 
@@ -33,16 +33,6 @@ MODES = ("online", "offline", "disabled", "shared")
 TABLE_COLUMNS = ["category", "coarse", "n_items", "mcc"]
 _GROUP_KEYS = ("experiment", "lang", "setup")
 _EPOCH_METRICS = ("loss", "val_accuracy", "epoch_seconds")
-
-
-def _import_wandb():
-    """wandb is an optional extra; without it `logger=wandb` is a user error, not a crash."""
-    try:
-        import wandb
-    except ImportError:
-        raise UserError("logger=wandb needs the wandb package",
-                        fix="pip install 'nli-stability[wandb]', or use logger=none") from None
-    return wandb
 
 
 def resolve_mode(configured: str | None, env: Mapping[str, str] = os.environ) -> str:
@@ -124,7 +114,8 @@ class WandbTracker:
     """Logs config, per-epoch loss and validation accuracy, final metrics, table and heat map."""
 
     def __init__(self, cfg: DictConfig, run_dir: Path) -> None:
-        self._wandb = _import_wandb()
+        self._wandb = require("wandb", "logger=wandb needs the wandb package",
+                              fix="pip install 'nli-stability[wandb]', or use logger=none")
         self._run_dir = run_dir
         logger, lang, setup = cfg.logger, cfg.lang.code, cfg.setup
         wandb_dir = resolve_dir(logger.dir, run_dir)
