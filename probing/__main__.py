@@ -15,7 +15,6 @@ from stability.core.errors import exit_on_user_error
 from stability.sweep.overrides import prepare_argv
 
 
-
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=PROBE_CONFIG_NAME)
 def task(cfg: DictConfig) -> None:
     """One probing run; user errors end it with one line and status 2."""

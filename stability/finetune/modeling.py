@@ -78,7 +78,6 @@ def save_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, fol
         tokenizer.save_pretrained(tmp)
 
 
-
 def _wordpiece_vocab(texts: list[str], vocab_size: int) -> dict[str, int]:
     """A deterministic WordPiece vocabulary: characters, then frequent words and word pieces.
 
