@@ -8,5 +8,5 @@ writes probing.csv, probing.md and one figure per task.
 
 May import `stability.core`, `stability.data`, `stability.report` (bootstrap, stats and
 `figures.safe_name`) and `annotators`; `stability` never imports it. The entry point
-(`__main__`) also uses `stability.sweep.overrides` to check overrides like training does.
+(`__main__`) also uses `stability.core.overrides` to check overrides like training does.
 """

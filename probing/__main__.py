@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from stability.core.config import CONF_DIR, PROBE_CONFIG_NAME
 from stability.core.errors import exit_on_user_error
-from stability.sweep.overrides import prepare_argv
+from stability.core.overrides import prepare_argv
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=PROBE_CONFIG_NAME)

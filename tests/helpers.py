@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 QUICK = ["experiment=smoke", "data.max_train_samples=32", "trainer.max_epochs=2"]
+# the run variant these overrides give against the smoke preset: its runs live in
+# outputs/smoke/<lang>/<setup>/ep2_ntrain32/seed<N>
+QUICK_VARIANT = "ep2_ntrain32"
 
 
 def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from stability.core.config import CONF_DIR
+from stability.core.config import CONF_DIR, compose_config
 
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
 
@@ -35,8 +35,7 @@ def test_every_preset_composes_and_resolves(name):
     cfg = _compose([f"experiment={name}"])
     assert cfg.experiment_name == name
     assert str(cfg.hydra.mode) == "RunMode.MULTIRUN"
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        job_cfg = compose("train", overrides=[f"experiment={name}"])
+    job_cfg = compose_config([f"experiment={name}"])
     OmegaConf.to_container(job_cfg, resolve=True)  # every interpolation of the job resolves
     assert "# @package _global_" in (Path(CONF_DIR) / "experiment" / f"{name}.yaml").read_text()
 

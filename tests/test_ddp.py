@@ -22,6 +22,8 @@ from stability.finetune.distributed import (
 RUN = ["model=tiny", "model.dropout=0", "data.source=builtin", "data.max_train_samples=32",
        "data.max_eval_samples=24", "trainer.batch_size=4", "trainer.learning_rate=3e-3",
        "trainer.max_epochs=1"]
+# the run's directory below the output folder, named by its identity (variant)
+RUN_DIR = "default/en/rte/model-tiny_lr0.003_ep1_dropout0_ntrain32_neval24_source-builtin/seed0"
 
 
 @pytest.mark.parametrize("env, rank", [({}, 0), ({"RANK": "0"}, 0), ({"RANK": "3", "LOCAL_RANK": "1"}, 3),
@@ -65,17 +67,18 @@ def test_two_processes_write_one_run_that_trains_like_one_process(tmp_path):
     result = _accelerate_launch([*RUN, f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     found = runs(out)
-    assert list(found) == ["default/en/rte/seed0"]
-    assert found["default/en/rte/seed0"]["num_processes"] == 2
+    assert list(found) == [RUN_DIR]
+    assert found[RUN_DIR]["num_processes"] == 2
+    variant_dir = RUN_DIR.rsplit("/", 1)[0]
     assert [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_dir()] == [
-        "default", "default/en", "default/en/rte", "default/en/rte/seed0", "default/en/rte/seed0/.hydra"]
+        "default", "default/en", "default/en/rte", variant_dir, RUN_DIR, f"{RUN_DIR}/.hydra"]
 
     single = train_cli([*RUN, f"paths.output_dir={tmp_path / 'single'}"], tmp_path)
     assert single.returncode == 0, single.stderr
     # each process took 2 of every 4 examples and the gradients were averaged: the global
     # batch stayed 4, so the model equals a one-process run's (another batch size differs)
-    ddp_probs = [p["prob_entailment"] for p in predictions(out / "default/en/rte/seed0")]
-    one_probs = [p["prob_entailment"] for p in predictions(tmp_path / "single/default/en/rte/seed0")]
+    ddp_probs = [p["prob_entailment"] for p in predictions(out / RUN_DIR)]
+    one_probs = [p["prob_entailment"] for p in predictions(tmp_path / "single" / RUN_DIR)]
     assert ddp_probs == pytest.approx(one_probs, abs=1e-5)
     assert ddp_probs != pytest.approx(_probs_with_batch_size(2, tmp_path), abs=1e-5)
 
@@ -84,7 +87,8 @@ def _probs_with_batch_size(batch_size: int, tmp_path: Path) -> list[float]:
     out = tmp_path / f"batch{batch_size}"
     result = train_cli([*RUN, f"trainer.batch_size={batch_size}", f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr
-    return [p["prob_entailment"] for p in predictions(out / "default/en/rte/seed0")]
+    (run,) = runs(out)  # batch size 2 is another variant
+    return [p["prob_entailment"] for p in predictions(out / run)]
 
 
 def test_non_main_rank_writes_nothing(tmp_path):

@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import pytest
 import torch
-from helpers import QUICK, runs
+from helpers import QUICK, QUICK_VARIANT, runs
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from submitit.slurm.slurm import SlurmExecutor
@@ -21,7 +21,7 @@ from stability.sweep.devices import (
     gpu_names,
     job_device,
 )
-from stability.sweep.overrides import prepare_argv
+from stability.core.overrides import prepare_argv
 
 
 @pytest.mark.parametrize("job_num, n_devices, expected", [
@@ -137,7 +137,7 @@ def _sweep(launcher: list[str], tmp_path: Path) -> tuple[dict[str, dict], int]:
 
 def test_joblib_runs_two_jobs_in_two_worker_processes(tmp_path):
     found, launcher_pid = _sweep(["hydra/launcher=local_gpus", "hydra.launcher.n_jobs=2"], tmp_path)
-    assert sorted(found) == ["smoke/en/rte/seed0", "smoke/en/rte/seed1"]
+    assert sorted(found) == [f"smoke/en/rte/{QUICK_VARIANT}/seed0", f"smoke/en/rte/{QUICK_VARIANT}/seed1"]
     pids = {m["pid"] for m in found.values()}
     # two loky workers, neither of them the launching process: the jobs ran side by side
     assert len(pids) == 2 and launcher_pid not in pids
@@ -145,7 +145,7 @@ def test_joblib_runs_two_jobs_in_two_worker_processes(tmp_path):
 
 def test_submitit_local_sweep_completes_every_run(tmp_path):
     found, launcher_pid = _sweep(["hydra/launcher=submitit_local"], tmp_path)
-    assert sorted(found) == ["smoke/en/rte/seed0", "smoke/en/rte/seed1"]
+    assert sorted(found) == [f"smoke/en/rte/{QUICK_VARIANT}/seed0", f"smoke/en/rte/{QUICK_VARIANT}/seed1"]
     assert [m["seed"] for m in found.values()] == [0, 1]
     assert all(m["epochs_trained"] == 2 for m in found.values())
     assert launcher_pid not in {m["pid"] for m in found.values()}

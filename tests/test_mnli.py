@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import QUICK, runs, train_cli
+from helpers import QUICK, QUICK_VARIANT, runs, train_cli
 from hydra import compose, initialize_config_dir
 
 from annotators import annotate
@@ -57,7 +57,7 @@ def test_a_run_with_mnli_records_its_setup(tmp_path):
     result = train_cli([*QUICK, "seed=0", "hydra.mode=RUN", "data.mnli.n_samples=40",
                         f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr
-    metrics = runs(out)["smoke/en/rte+mnli40/seed0"]
+    metrics = runs(out)[f"smoke/en/rte+mnli40/{QUICK_VARIANT}/seed0"]
     assert metrics["setup"] == "rte+mnli40" and metrics["n_added"] == 40
     assert metrics["n_train"] == 32 + 40
 
@@ -69,7 +69,7 @@ def test_a_feature_presence_run_trains_on_its_controlled_subset(tmp_path):
                         "data.mnli.feature=Negation", "data.mnli.presence=50",
                         f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr
-    metrics = runs(out)["smoke/en/rte+mnli40+Negation50/seed0"]
+    metrics = runs(out)[f"smoke/en/rte+mnli40+Negation50/{QUICK_VARIANT}/seed0"]
     assert metrics["n_added"] == 40
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("train", overrides=["experiment=smoke", "data.mnli.n_samples=40",

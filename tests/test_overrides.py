@@ -5,7 +5,7 @@ import pytest
 
 from stability.core.config import CONF_DIR
 from stability.core.errors import UserError
-from stability.sweep.overrides import expand_ranges, prepare_argv
+from stability.core.overrides import expand_ranges, prepare_argv
 
 
 @pytest.mark.parametrize("given, expected", [

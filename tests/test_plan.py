@@ -136,7 +136,7 @@ def test_sweep_expansion_equals_hydras_basic_sweeper(arguments):
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from stability.sweep.jobs import BASIC_SWEEPER, sweep_jobs
+    from stability.core.jobs import BASIC_SWEEPER, sweep_jobs
 
     assert f"{BasicSweeper.__module__}.{BasicSweeper.__name__}" == BASIC_SWEEPER
     parsed = OverridesParser.create().parse_overrides(arguments)

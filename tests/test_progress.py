@@ -6,7 +6,7 @@ import pty
 import subprocess
 import sys
 
-from helpers import QUICK
+from helpers import QUICK, QUICK_VARIANT
 
 
 def _run(args: list[str], cwd, stderr) -> tuple[subprocess.Popen, int | None]:
@@ -33,13 +33,13 @@ def test_terminal_shows_a_bar_per_epoch_pipe_only_log_lines(tmp_path):
     assert process.returncode == 0
     screen = shown.decode("utf-8", "replace")
     for epoch in (1, 2):
-        assert f"[en rte seed 0] epoch {epoch}:" in screen   # one bar per epoch, with rate and ETA
+        assert f"[en rte {QUICK_VARIANT} seed 0] epoch {epoch}:" in screen   # one bar per epoch, with rate and ETA
     assert "batch/s" in screen and "<" in screen
 
     piped = subprocess.run([sys.executable, "-m", "stability.train", *args, "force=true"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300)
     assert piped.returncode == 0
     assert "batch/s" not in piped.stderr + piped.stdout and "%|" not in piped.stderr
-    assert "[en rte seed 0] epoch 2: loss" in piped.stdout   # the log lines
-    log = (tmp_path / "outputs/smoke/en/rte/seed0/train.log").read_text(encoding="utf-8")
+    assert f"[en rte {QUICK_VARIANT} seed 0] epoch 2: loss" in piped.stdout   # the log lines
+    log = (tmp_path / f"outputs/smoke/en/rte/{QUICK_VARIANT}/seed0/train.log").read_text(encoding="utf-8")
     assert "batch/s" not in log and "epoch 2: loss" in log

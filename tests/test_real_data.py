@@ -42,7 +42,7 @@ def test_tiny_run_on_french_scores_all_categories(shared_data, tmp_path):
     result = train_cli(["lang=fr", "model=tiny", f"data.root={shared_data}", "data.max_train_samples=64",
                         "trainer.max_epochs=1", "seed=0", f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr
-    metrics = runs(out)["default/fr/rte/seed0"]
+    metrics = runs(out)["default/fr/rte/model-tiny_ep1_ntrain64/seed0"]
     expected = Counter(c for e in _run_data("fr", shared_data).diagnostic for c in e.categories)
     assert metrics["category_n"] == dict(expected) and len(metrics["category_mcc"]) == 33
     assert metrics["n_items"] == 1104 and metrics["n_train"] == 64

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import QUICK, predictions, runs, train_cli
+from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 
 ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
 
@@ -18,21 +18,27 @@ def test_skip_rerun_rules(tmp_path):
     out = tmp_path / "outputs"
     args = [*ONE_RUN, f"paths.output_dir={out}"]
     assert train_cli(args, tmp_path).returncode == 0
-    metrics = out / "smoke/en/rte/seed0/metrics.json"
+    metrics = out / f"smoke/en/rte/{QUICK_VARIANT}/seed0/metrics.json"
     stamp = metrics.stat().st_mtime_ns
 
     skipped = train_cli(args, tmp_path)
     assert "[skip]" in skipped.stdout and metrics.stat().st_mtime_ns == stamp
 
-    changed = train_cli([*args, "trainer.learning_rate=0.002"], tmp_path)
+    # a result-changing value is another variant: a run directory of its own, this one untouched
+    other_lr = train_cli([*args, "trainer.learning_rate=0.002"], tmp_path)
+    assert "[skip]" not in other_lr.stdout and metrics.stat().st_mtime_ns == stamp
+    assert (out / f"smoke/en/rte/lr0.002_{QUICK_VARIANT}/seed0/metrics.json").is_file()
+
+    # a key the identity leaves out but the fingerprint holds: same directory, rerun
+    changed = train_cli([*args, "trainer.eval_batch_size=64"], tmp_path)
     assert "[skip]" not in changed.stdout and metrics.stat().st_mtime_ns != stamp
     stamp = metrics.stat().st_mtime_ns
 
-    forced = train_cli([*args, "trainer.learning_rate=0.002", "force=true"], tmp_path)
+    forced = train_cli([*args, "trainer.eval_batch_size=64", "force=true"], tmp_path)
     assert "[skip]" not in forced.stdout and metrics.stat().st_mtime_ns != stamp
 
     metrics.unlink()
-    redone = train_cli([*args, "trainer.learning_rate=0.002"], tmp_path)
+    redone = train_cli([*args, "trainer.eval_batch_size=64"], tmp_path)
     assert "[skip]" not in redone.stdout and metrics.is_file()
 
 
@@ -57,14 +63,14 @@ def test_killed_sweep_finishes_without_duplicates_and_equal_results(tmp_path):
 
     out = tmp_path / "outputs"
     process = _start([*sweep, f"paths.output_dir={out}"], tmp_path)
-    first_metrics = out / "smoke/en/rte/seed0/metrics.json"
+    first_metrics = out / "smoke/en/rte/ep3_ntrain32/seed0/metrics.json"
     _kill_when(process, first_metrics.is_file)
     assert len(runs(out)) < 3
 
     rerun = train_cli([*sweep, f"paths.output_dir={out}"], tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert "[skip]" in rerun.stdout  # seed 0 finished before the kill
-    assert sorted(runs(out)) == sorted(runs(reference)) == [f"smoke/en/rte/seed{s}" for s in range(3)]
+    assert sorted(runs(out)) == sorted(runs(reference)) == [f"smoke/en/rte/ep3_ntrain32/seed{s}" for s in range(3)]
     assert len(list(out.rglob("metrics.json"))) == 3
     for name in runs(out):
         assert predictions(out / name) == predictions(reference / name)
@@ -76,7 +82,7 @@ def test_trainer_resume_continues_from_last_epoch(tmp_path):
     assert train_cli([*args, f"paths.output_dir={reference}"], tmp_path).returncode == 0
 
     out = tmp_path / "outputs"
-    run_dir = out / "smoke/en/rte/seed0"
+    run_dir = out / "smoke/en/rte/ep4_ntrain32/seed0"
     process = _start([*args, f"paths.output_dir={out}"], tmp_path)
     log = run_dir / "train_log.jsonl"
     _kill_when(process, lambda: (run_dir / "checkpoint" / "last.pt").is_file() and log.is_file()
@@ -88,5 +94,5 @@ def test_trainer_resume_continues_from_last_epoch(tmp_path):
     epochs = [json.loads(line)["epoch"] for line in log.read_text().splitlines()]
     assert epochs == [1, 2, 3, 4]  # the log matches the checkpoint, nothing twice
     assert "epoch 1:" not in resumed.stdout  # the checkpointed epoch was not redone
-    assert predictions(run_dir) == predictions(reference / "smoke/en/rte/seed0")
+    assert predictions(run_dir) == predictions(reference / "smoke/en/rte/ep4_ntrain32/seed0")
     assert not (run_dir / "checkpoint" / "last.pt").exists()

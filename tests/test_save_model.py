@@ -13,7 +13,7 @@ from stability.data.formats import read_examples
 from stability.data.sources import BUILTIN_DIR
 
 ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN", "trainer.max_epochs=3"]
-RUN = "smoke/en/rte/seed0"
+RUN = "smoke/en/rte/ep3_ntrain32/seed0"
 
 
 def test_saved_weights_reproduce_the_runs_predictions(tmp_path):

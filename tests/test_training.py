@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import yaml
-from helpers import QUICK, predictions, runs, train_cli
+from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 
 from stability.core.taxonomy import FINE_CATEGORIES
 
@@ -16,7 +16,7 @@ def test_seed_range_sweep_reproducibility_and_cache(tmp_path):
     sweep = train_cli([*QUICK, "seed=0..1", f"paths.output_dir={out}"], tmp_path)
     assert sweep.returncode == 0, sweep.stderr
     found = runs(out)
-    assert sorted(found) == ["smoke/en/rte/seed0", "smoke/en/rte/seed1"]
+    assert sorted(found) == [f"smoke/en/rte/{QUICK_VARIANT}/seed0", f"smoke/en/rte/{QUICK_VARIANT}/seed1"]
     for name, metrics in found.items():
         run_dir = out / name
         assert RUN_FILES <= {p.name for p in run_dir.iterdir()}
@@ -27,16 +27,16 @@ def test_seed_range_sweep_reproducibility_and_cache(tmp_path):
         assert len(predictions(run_dir)) == metrics["n_items"] == 83
         assert yaml.safe_load((run_dir / "config.yaml").read_text())["seed"] == metrics["seed"]
     # the second seed reused the first seed's tokenization
-    assert not found["smoke/en/rte/seed0"]["tokenization_cached"]
-    assert found["smoke/en/rte/seed1"]["tokenization_cached"]
+    assert not found[f"smoke/en/rte/{QUICK_VARIANT}/seed0"]["tokenization_cached"]
+    assert found[f"smoke/en/rte/{QUICK_VARIANT}/seed1"]["tokenization_cached"]
     # the sweep ends with its table
     assert "val acc" in sweep.stdout and "overall MCC" in sweep.stdout
 
     again = train_cli([*QUICK, "seed=0", "experiment_name=again", f"paths.output_dir={out}"], tmp_path)
     assert again.returncode == 0, again.stderr
-    first = predictions(out / "smoke/en/rte/seed0")
-    assert predictions(out / "again/en/rte/seed0") == first
-    other = predictions(out / "smoke/en/rte/seed1")
+    first = predictions(out / f"smoke/en/rte/{QUICK_VARIANT}/seed0")
+    assert predictions(out / f"again/en/rte/{QUICK_VARIANT}/seed0") == first
+    other = predictions(out / f"smoke/en/rte/{QUICK_VARIANT}/seed1")
     assert [p["prob_entailment"] for p in other] != [p["prob_entailment"] for p in first]
 
 
@@ -45,5 +45,6 @@ def test_seed_init_and_seed_order_set_apart(tmp_path):
     result = train_cli([*QUICK, "seed=0", "seed_order=5", "hydra.mode=RUN", f"paths.output_dir={out}"],
                        tmp_path)
     assert result.returncode == 0, result.stderr
-    metrics = runs(out)["smoke/en/rte/seed0"]
+    metrics = runs(out)[f"smoke/en/rte/{QUICK_VARIANT}_order5/seed0"]
     assert (metrics["seed"], metrics["seed_init"], metrics["seed_order"]) == (0, 0, 5)
+    assert metrics["variant"] == f"{QUICK_VARIANT}_order5"

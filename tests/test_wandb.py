@@ -76,6 +76,9 @@ def _read_run(run_dir: Path) -> dict:
     return out
 
 
+VARIANT = "model-tiny_ep2_patience2_source-builtin"
+
+
 @pytest.fixture(scope="module")
 def offline_runs(tmp_path_factory) -> dict[int, dict]:
     """Two seeds of a tiny French run on the built-in data with logger=wandb, offline."""
@@ -96,16 +99,18 @@ def offline_runs(tmp_path_factory) -> dict[int, dict]:
     for run_dir in run_dirs:
         run = _read_run(run_dir)
         run["dir"] = run_dir
-        run["metrics"] = json.loads((tmp / "out" / "default" / "fr" / "rte" / f"seed{run['config']['seed']}"
-                                     / "metrics.json").read_text())
+        run["metrics"] = json.loads((tmp / "out" / "default" / "fr" / "rte" / VARIANT
+                                     / f"seed{run['config']['seed']}" / "metrics.json").read_text())
         runs[run["config"]["seed"]] = run
     return runs
 
 
 def test_runs_are_grouped_per_setup(offline_runs):
     for seed, run in offline_runs.items():
-        assert run["run"].run_group == "default/fr/rte"
-        assert run["run"].display_name == f"fr-rte-seed{seed}"
+        # one group per (experiment, lang, setup, variant): the tiny model, 2 epochs, ... against
+        # the default experiment's mBERT on the released files make this run a variant
+        assert run["run"].run_group == f"default/fr/rte/{VARIANT}"
+        assert run["run"].display_name == f"fr-rte-{VARIANT}-seed{seed}"
         assert run["run"].job_type == "train"
         assert {"default", "fr", "rte", "tiny-bert"} <= set(run["run"].tags)
         assert run["run"].project == "nli-stability"
@@ -142,7 +147,7 @@ def test_category_table_and_heat_map(offline_runs):
     image = run["summary"]["category_seed_heatmap"]
     assert image["_type"] == "image-file" and (run["dir"] / "files" / image["path"]).is_file()
     # seed 1 ran after seed 0 and found it beside its own run directory
-    assert image["caption"] == "default/fr/rte: seeds 0, 1"
+    assert image["caption"] == f"default/fr/rte/{VARIANT}: seeds 0, 1"
 
 
 def test_mode_is_offline_without_a_key():

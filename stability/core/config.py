@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
+from stability.core.identity import run_subdir
 from stability.core.setups import diagnostic_tag, setup_name
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -43,8 +44,16 @@ def probe_output_dir(runs: object, output_dir: object, lang: object, labels: obj
     return str(Path(str(output_dir)) / folder / str(lang))
 
 
+def run_variant(*, _root_: DictConfig) -> str:
+    """`${run_variant:}`, the run's variant (see `stability.core.identity`)."""
+    from stability.core.identity import variant_of  # it composes configs, so only when resolved
+
+    return variant_of(_root_)
+
+
 for _name, _resolver in (("setup_name", setup_name), ("diagnostic_tag", diagnostic_tag),
-                         ("local_jobs", local_job_count), ("probe_out", probe_output_dir)):
+                         ("local_jobs", local_job_count), ("probe_out", probe_output_dir),
+                         ("run_variant", run_variant), ("run_subdir", run_subdir)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _resolver)
 
@@ -54,4 +63,10 @@ def compose_config(overrides: list[str], return_hydra_config: bool = False,
     """A packaged config (training by default) with these overrides, composed outside a Hydra
     run (tools, tests)."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name, overrides=overrides, return_hydra_config=return_hydra_config)
+        cfg = compose(config_name, overrides=overrides, return_hydra_config=True)
+        if "variant" in cfg:  # resolved while Hydra's group choices are at hand
+            cfg.variant = cfg.variant
+    if not return_hydra_config:
+        with open_dict(cfg):
+            del cfg["hydra"]
+    return cfg

@@ -1,11 +1,13 @@
-"""The run directory contract (DESIGN.md section 5), owned by this module alone.
+"""The run directory contract (docs/design.md, "Run directory"), owned by this module alone.
 
 Every writer (training) and reader (report, resume check, sweep table, W&B, probing,
 consistency) goes through `RunDir` and `RunRecord`; no other module knows the file names
 or the fields of metrics.json. metrics.json is written last and atomically, so its
 presence means the run is complete. It carries a `schema` version: files written before
-versions existed (main up to commit 807686d) read as schema 1, whose fields they share;
-any other unknown version is a user error rather than a silent misreading.
+versions existed (main up to commit 807686d) read as schema 1, whose fields they share.
+Schema 2 adds the run's `variant` (see `stability.core.identity`); a schema-1 record has the
+empty variant, which is what every run had then. Any other version is a user error rather
+than a silent misreading (code that reads schema 1 only would pool variants).
 """
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ from stability.core.atomic import atomic_write_jsonl, atomic_write_text, jsonl_t
 from stability.core.errors import UserError
 from stability.core.taxonomy import FINE_CATEGORIES
 
-SCHEMA_VERSION = 1
-_KNOWN_SCHEMAS = (1,)
+SCHEMA_VERSION = 2
+_KNOWN_SCHEMAS = (1, 2)
 _METRICS_FILE = "metrics.json"
 _PREDICTIONS_FILE = "predictions.jsonl"
 _TRAIN_LOG_FILE = "train_log.jsonl"
@@ -33,9 +35,10 @@ _MODEL_DIR = "model"
 # Dotted keys that do not change what a run computes, left out of its fingerprint. Saving
 # the weights adds a file but changes no result, so a finished run is rerun for it only when
 # weights are asked for and absent (`RunDir.finished_with`); the dataqa_* facts are read by
-# data QA alone.
-_NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model",
-                      "lang.dataqa_allowed_words", "lang.dataqa_lid_accepted")
+# data QA alone; `variant` and `out` are derived from the other keys (the run's identity and
+# output folder), so runs finished before they existed keep their fingerprint.
+NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model",
+                     "lang.dataqa_allowed_words", "lang.dataqa_lid_accepted", "variant", "out")
 # Read only when data.diagnostic is set: left out otherwise, so runs finished before these
 # keys existed keep their fingerprint and data.suite.* changes nothing they compute.
 _DIAGNOSTIC_KEYS = ("data.diagnostic", "data.suite")
@@ -85,6 +88,8 @@ class RunRecord:
     setup: str
     seed: int
     experiment: str | None = None
+    # what the run changed beyond lang, setup and seed ("" = the experiment as configured)
+    variant: str = ""
     seed_init: int | None = None
     seed_order: int | None = None
     model: str | None = None
@@ -131,11 +136,11 @@ class RunRecord:
         missing = [key for key in ("lang", "setup", "seed", *require) if data.get(key) in (None, {}, [])]
         if missing:
             raise UserError(f"{_METRICS_FILE} lacks {', '.join(missing)}", path=path, fix=_RERUN)
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = {f.name for f in dataclasses.fields(cls)} - {"schema"}
         try:
-            record = cls(**{key: value for key, value in data.items() if key in names})
+            record = cls(**{key: value for key, value in data.items() if key in names}, schema=schema)
             return dataclasses.replace(record, seed=int(record.seed), lang=str(record.lang),
-                                       setup=str(record.setup))
+                                       setup=str(record.setup), variant=str(record.variant or ""))
         except (TypeError, ValueError) as err:
             raise UserError(f"malformed {_METRICS_FILE} ({err})", path=path, fix=_RERUN) from None
 
@@ -259,7 +264,7 @@ def config_fingerprint(cfg: DictConfig) -> str:
     """A hash of the resolved config minus bookkeeping keys: equal hash, same computation."""
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
-    ignored = _NON_SEMANTIC_KEYS
+    ignored = NON_SEMANTIC_KEYS
     if OmegaConf.select(cfg, "data.diagnostic") is None:
         ignored += _DIAGNOSTIC_KEYS
     for dotted in ignored:

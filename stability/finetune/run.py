@@ -60,7 +60,7 @@ def run_one(cfg: DictConfig, run_path: Path) -> RunRecord | None:
     if main:
         run_dir.write_config(cfg)
         run_dir.write_train_log([])
-    name = f"{cfg.lang.code} {cfg.setup} seed {cfg.seed}"
+    name = " ".join(part for part in (cfg.lang.code, cfg.setup, cfg.variant, f"seed {cfg.seed}") if part)
 
     def on_epoch(entry: dict) -> None:
         if main:
@@ -91,7 +91,7 @@ def run_one(cfg: DictConfig, run_path: Path) -> RunRecord | None:
     if save_model:
         save_weights(accelerator.unwrap_model(model), tokenizer, run_dir.model_dir)
     record = RunRecord(
-        experiment=cfg.experiment_name, lang=cfg.lang.code, setup=cfg.setup,
+        experiment=cfg.experiment_name, lang=cfg.lang.code, setup=cfg.setup, variant=cfg.variant,
         seed=int(cfg.seed), seed_init=int(cfg.seed_init), seed_order=int(cfg.seed_order),
         model=cfg.model.name, n_train=len(data.train), n_added=data.n_added,
         n_validation=len(data.validation), n_items=len(data.diagnostic),

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from stability.core.errors import UserError
-from stability.sweep.jobs import job_configs
+from stability.core.jobs import job_configs
 from stability.sweep.sizes import COUNTED, train_size
 
 SECONDS_PER_HOUR = 3600

@@ -11,11 +11,19 @@ from stability.core.runrecord import RunRecord, iter_runs
 
 
 def format_table(rows: list[RunRecord]) -> str:
-    """Seed, validation accuracy, overall MCC and mean category MCC, one line per run."""
-    header = f"{'lang':<5} {'setup':<28} {'seed':>4} {'val acc':>8} {'overall MCC':>12} {'mean cat MCC':>13}"
+    """Seed, validation accuracy, overall MCC and mean category MCC, one line per run; a
+    `variant` column when some run has one (what the sweep changed beyond lang, setup and seed)."""
+    width = max((len(m.variant) for m in rows), default=0)
+    variant_width = max(width, len("variant")) if width else 0
+
+    def variant(text: str) -> str:
+        return f" {text:<{variant_width}}" if variant_width else ""
+
+    header = (f"{'lang':<5} {'setup':<28}{variant('variant')} {'seed':>4} {'val acc':>8} {'overall MCC':>12} "
+              f"{'mean cat MCC':>13}")
     lines = [header, "-" * len(header)]
-    for m in sorted(rows, key=lambda m: (m.lang, m.setup, m.seed)):
-        lines.append(f"{m.lang:<5} {m.setup:<28} {m.seed:>4} {m.val_accuracy:>8.4f} "
+    for m in sorted(rows, key=lambda m: (m.lang, m.setup, m.variant, m.seed)):
+        lines.append(f"{m.lang:<5} {m.setup:<28}{variant(m.variant)} {m.seed:>4} {m.val_accuracy:>8.4f} "
                      f"{m.overall_mcc:>12.4f} {m.mean_category_mcc:>13.4f}")
     return "\n".join(lines)
 

@@ -1,7 +1,8 @@
-"""`logger=wandb`: one Weights & Biases run per training run, grouped per (experiment, lang, setup).
+"""`logger=wandb`: one Weights & Biases run per training run, grouped per (experiment, lang, setup, variant).
 
-The group `<experiment>/<lang>/<setup>` gathers the seeds of one setup, so a dashboard
-compares them directly; W&B's grouped run tables give mean ± σ of any summary key
+The group `<experiment>/<lang>/<setup>` (plus `/<variant>` for a run that changes anything
+else, e.g. the learning rate) gathers the seeds of one condition, so a dashboard compares
+them directly and never pools two variants; W&B's grouped run tables give mean ± σ of any summary key
 (`overall_mcc`, `category_mcc/<name>`, ...) over the group without extra code.
 
 Offline by default: the mode is `logger.mode`, else `$WANDB_MODE`, else `online` only when
@@ -10,7 +11,7 @@ without a key (upload later with `wandb sync`).
 
 The category × seed heat map: a run knows only its own seed, so at its end each run draws the
 matrix of itself plus the finished runs of its group found beside its run directory (Hydra's
-layout puts the seeds of one (experiment, lang, setup) in sibling directories). The last seed
+layout puts the seeds of one (experiment, lang, setup, variant) in sibling directories). The last seed
 to finish logs the complete map; seeds finishing at the same moment under a parallel launcher
 may miss each other, and `python -m stability.report` stays the reference figure. The map is
 drawn by the report's own code, so both look the same.
@@ -31,7 +32,7 @@ from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES
 
 MODES = ("online", "offline", "disabled", "shared")
 TABLE_COLUMNS = ["category", "coarse", "n_items", "mcc"]
-_GROUP_KEYS = ("experiment", "lang", "setup")
+_GROUP_KEYS = ("experiment", "lang", "setup", "variant")
 _EPOCH_METRICS = ("loss", "val_accuracy", "epoch_seconds")
 
 
@@ -52,9 +53,14 @@ def resolve_dir(configured: str | None, run_dir: Path, env: Mapping[str, str] = 
     return Path(configured or env.get("WANDB_DIR") or run_dir).expanduser()
 
 
-def group_name(experiment: str, lang: str, setup: str) -> str:
+def group_name(experiment: str, lang: str, setup: str, variant: str = "") -> str:
     """The W&B group: the runs that differ only by seed."""
-    return f"{experiment}/{lang}/{setup}"
+    return "/".join(part for part in (experiment, lang, setup, variant) if part)
+
+
+def run_name(lang: str, setup: str, variant: str, seed: int) -> str:
+    """The W&B run name, e.g. `fr-rte-lr3e-05-seed2`."""
+    return "-".join(part for part in (lang, setup, variant, f"seed{seed}") if part)
 
 
 def summary_values(metrics: dict) -> dict[str, Any]:
@@ -78,7 +84,7 @@ def category_rows(metrics: dict) -> list[list]:
 
 def group_metrics(run_dir: Path, metrics: dict) -> list[dict]:
     """This run's metrics, then those of finished sibling runs of its group, one per seed."""
-    key = tuple(metrics.get(k) for k in _GROUP_KEYS)
+    key = _group_key(metrics)
     runs = {metrics["seed"]: metrics}
     for sibling in sorted(run_dir.parent.iterdir()):
         if sibling == run_dir or not RunDir(sibling).is_finished():
@@ -87,9 +93,14 @@ def group_metrics(run_dir: Path, metrics: dict) -> list[dict]:
             other = RunDir(sibling).read_record(require=("category_mcc",)).to_json()
         except UserError:
             continue  # not ours to judge; the report names broken runs
-        if tuple(other.get(k) for k in _GROUP_KEYS) == key:
+        if _group_key(other) == key:
             runs.setdefault(other.get("seed"), other)
     return list(runs.values())
+
+
+def _group_key(metrics: dict) -> tuple[str, ...]:
+    """(experiment, lang, setup, variant); records without a variant are of the empty one."""
+    return tuple(str(metrics.get(key) or "") for key in _GROUP_KEYS)
 
 
 def tidy_fine_rows(runs: list[dict]) -> pd.DataFrame:
@@ -122,7 +133,8 @@ class WandbTracker:
         wandb_dir.mkdir(parents=True, exist_ok=True)
         self._run = self._wandb.init(
             project=logger.project, entity=logger.entity, job_type=logger.job_type,
-            group=group_name(cfg.experiment_name, lang, setup), name=f"{lang}-{setup}-seed{cfg.seed}",
+            group=group_name(cfg.experiment_name, lang, setup, cfg.variant),
+            name=run_name(lang, setup, cfg.variant, cfg.seed),
             tags=[cfg.experiment_name, lang, setup, cfg.model.name, *logger.tags],
             config=OmegaConf.to_container(cfg, resolve=True), dir=str(wandb_dir),
             mode=resolve_mode(logger.mode))

@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 
 import pytest
-from helpers import QUICK, predictions, runs, train_cli
+from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 
 from stability.core.taxonomy import FINE_CATEGORIES
 
@@ -19,13 +19,13 @@ def test_smoke_run_on_a_generated_suite_and_its_report(tmp_path):
                         f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr
     # a folder of its own: the ordinary smoke run of seed 0 is left alone
-    metrics = runs(out)["smoke@suite-all-n4-seed0/en/rte/seed0"]
+    metrics = runs(out)[f"smoke@suite-all-n4-seed0/en/rte/{QUICK_VARIANT}/seed0"]
     # 30 English templates × 4 items; every category scored, the suite's ones on their items
     assert metrics["n_items"] == 120 and set(metrics["category_mcc"]) == set(FINE_CATEGORIES)
     assert metrics["category_n"]["Negation"] == 8 and metrics["category_n"]["Intervals/Numbers"] == 16
     assert metrics["category_n"]["Relative clauses"] == 16 and metrics["category_n"]["Factivity"] == 0
     assert all(-1 <= value <= 1 for value in metrics["category_mcc"].values())
-    items = predictions(out / "smoke@suite-all-n4-seed0/en/rte/seed0")
+    items = predictions(out / f"smoke@suite-all-n4-seed0/en/rte/{QUICK_VARIANT}/seed0")
     assert Counter(item["template"] for item in items)["negation.entailed"] == 4
     assert all(set(item["features"]) <= {"name.GENDER", "name1.GENDER", "name2.GENDER"} for item in items)
 

@@ -60,7 +60,7 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
             message = first_line(err)
             raise UserError(f"cannot parse override '{text}' ({message})",
                             fix="write key=value, key=a,b for a sweep, or key=a..b for a range") from None
-    config_dirs = [conf_dir, *_user_config_dirs(parsed_overrides)]
+    config_dirs = [conf_dir, *user_config_dirs(parsed_overrides)]
     for parsed in parsed_overrides:
         _check_group_choices(parsed, config_dirs)
     if any(parsed.is_sweep_override() for parsed in parsed_overrides) \
@@ -69,7 +69,7 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
     return out
 
 
-def _user_config_dirs(parsed_overrides: list) -> list[Path]:
+def user_config_dirs(parsed_overrides: list) -> list[Path]:
     """Folders a `hydra.searchpath=[file://DIR,...]` override adds, where users keep their own
     presets (DIR/experiment/mine.yaml) and machine settings (DIR/local/default.yaml)."""
     dirs = []
@@ -87,7 +87,7 @@ def _check_group_choices(parsed, config_dirs: list[Path]) -> None:
     group = parsed.key_or_group
     if parsed.package is not None or parsed.is_delete():
         return
-    available = _group_options(group, config_dirs)
+    available = group_options(group, config_dirs)
     if not available:
         return  # a plain key such as trainer.max_epochs, not a config group
     values = list(parsed.sweep_string_iterator()) if parsed.is_sweep_override() else [parsed.value()]
@@ -102,7 +102,7 @@ def _check_group_choices(parsed, config_dirs: list[Path]) -> None:
                             fix=f"use one of: {', '.join(available)} (configs in {', '.join(places)})")
 
 
-def _group_options(group: str, config_dirs: list[Path]) -> list[str]:
+def group_options(group: str, config_dirs: list[Path]) -> list[str]:
     """The configs a group may name: the project's and the user's files, and for hydra/* also
     Hydra's own (e.g. hydra/job_logging=disabled) and its plugins' (hydra/launcher=joblib)."""
     options = {p.stem for folder in config_dirs for p in (folder / group).glob("*.yaml")}

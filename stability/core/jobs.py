@@ -1,0 +1,138 @@
+"""The job configs a command line would run, expanded exactly as Hydra does.
+
+Mirrors `hydra.multirun` with the basic sweeper: the sweep's arguments are the composed
+config's `hydra.sweeper.params` followed by the command-line task overrides (a key given on
+the command line replaces the preset's list), the jobs are their cartesian product in the
+basic sweeper's order (`sweep_jobs`, built on Hydra's public override API; a test checks it
+against the basic sweeper itself), and each job is composed like the launcher composes it
+(the command-line `hydra.*` overrides, then the job's own overrides).
+
+Composing is Hydra's slow part (~0.3 s a config here: the defaults tree and its YAML files),
+so jobs are composed once per distinct set of group choices (`lang=fr`, `model=tiny`) and
+each job's value overrides are then applied to a copy, by the same Hydra function its config
+loader applies them with after composing. A 96-run preset expands in seconds, not a minute.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra.errors import HydraException
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
+
+from stability.core.config import CONF_DIR, CONFIG_NAME
+from stability.core.errors import UserError, first_line
+from stability.core.overrides import MULTIRUN_FLAGS, group_options, prepare_argv, user_config_dirs
+
+# The `_target_` of hydra/sweeper=basic, the only sweeper whose expansion the plan knows.
+BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+
+
+def sweep_jobs(arguments: list[Override]) -> list[list[str]]:
+    """The basic sweeper's jobs: one value per key (a later override of a key replaces an
+    earlier one in its place), the cartesian product in key order."""
+    by_key: dict[str, list[str]] = {}
+    for override in arguments:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            by_key[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            by_key[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            raise UserError(f"the basic sweeper cannot sweep '{override.input_line}'",
+                            fix="list the values (key=a,b,c) or use an integer range key=a..b")
+    return [list(job) for job in itertools.product(*by_key.values())]
+
+
+def job_overrides(master: DictConfig, task: list[Override], multirun: bool) -> list[list[str]]:
+    """Each job's overrides, in Hydra's launch order."""
+    if not multirun:
+        return [[override.input_line for override in task]]
+    sweeper = master.hydra.sweeper
+    if sweeper.get("_target_") != BASIC_SWEEPER:
+        raise UserError(f"the plan knows only Hydra's basic sweeper, not {sweeper.get('_target_')}",
+                        fix="plan with the default hydra/sweeper")
+    params = [f"{key}={value}" for key, value in (sweeper.params or {}).items()]
+    arguments = OverridesParser.create().parse_overrides(params) + task
+    return sweep_jobs(arguments)
+
+
+def _compose_jobs(config_name: str, hydra_lines: list[str], jobs: list[list[str]],
+                  config_dirs: list[Path]) -> list[DictConfig]:
+    """Each job's config with its `hydra` node: one composition per distinct set of group
+    overrides, then the job's value overrides applied as Hydra's config loader applies them."""
+    parser = OverridesParser.create()
+    bases: dict[tuple[str, ...], DictConfig] = {}
+    configs = []
+    for job in jobs:
+        parsed = parser.parse_overrides(job)
+        is_group = [override.package is not None or bool(group_options(override.key_or_group, config_dirs))
+                    for override in parsed]
+        groups = tuple(o.input_line for o, group in zip(parsed, is_group) if group)
+        if groups not in bases:
+            bases[groups] = compose(config_name, overrides=hydra_lines + list(groups), return_hydra_config=True)
+        cfg = copy.deepcopy(bases[groups])
+        ConfigLoaderImpl._apply_overrides_to_config([o for o, group in zip(parsed, is_group) if not group], cfg)
+        with open_dict(cfg.hydra):
+            cfg.hydra.overrides.task = list(job)
+        configs.append(cfg)
+    return configs
+
+
+def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path = CONF_DIR) -> list[DictConfig]:
+    """The config of every job a command line with these arguments would launch, resolved and
+    checked against its schema (`OmegaConf.to_object`), with its `hydra` node (a training run's
+    directory is `hydra.sweep.dir`/`hydra.sweep.subdir`). Anything wrong is one UserError."""
+    prepared = prepare_argv(argv, conf_dir)
+    flags = [arg for arg in prepared if arg.startswith("-")]
+    unknown = [flag for flag in flags if flag not in MULTIRUN_FLAGS]
+    if unknown:
+        raise UserError(f"unknown option '{unknown[0]}'", fix="pass overrides key=value (see --help)")
+    try:
+        overrides = OverridesParser.create().parse_overrides([a for a in prepared if not a.startswith("-")])
+    except HydraException as err:  # prepare_argv checks only the key=value arguments
+        raise UserError(first_line(err), fix="write overrides as key=value") from None
+    hydra_lines = [o.input_line for o in overrides if o.is_hydra_override()]
+    task = [o for o in overrides if not o.is_hydra_override()]
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3", job_name=config_name):
+            fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
+            master = compose(config_name, overrides=fixed, return_hydra_config=True)
+            multirun = bool(flags) or master.hydra.mode == RunMode.MULTIRUN
+            config_dirs = [conf_dir, *user_config_dirs(overrides)]
+            configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs)
+            for cfg in configs:
+                OmegaConf.resolve(cfg)  # interpolation errors surface here, as user errors
+                OmegaConf.to_object(without_hydra(cfg))  # the schemas' types and ranges
+            return configs
+    except (HydraException, OmegaConfBaseException) as err:
+        raise composition_error(err, config_name) from None
+
+
+def without_hydra(cfg: DictConfig) -> DictConfig:
+    """A copy of a composed config without Hydra's own node, as a job's task function sees it."""
+    copied = copy.copy(cfg)
+    with open_dict(copied):
+        copied.pop("hydra", None)
+    return copied
+
+
+def composition_error(err: Exception, config_name: str) -> UserError:
+    """Hydra's and OmegaConf's multi-line messages as one line: the override or key, the problem,
+    and Hydra's own hint where it gives one (`To append to your config use +key=value`)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    message = lines[0] if lines else type(err).__name__
+    cause = err.__cause__
+    if message.startswith("Error merging override ") and isinstance(cause, OmegaConfBaseException):
+        message = f"'{message.removeprefix('Error merging override ')}': {first_line(getattr(cause, 'msg', None) or cause)}"
+    hints = [line for line in lines[1:] if not line.startswith(("full_key", "object_type", "reference_type", "See "))]
+    return UserError(f"cannot compose the config: {message}",
+                     fix=hints[0] if hints else f"check the key and its value (--help lists them, --cfg job "
+                                                f"prints the {config_name} config)")
