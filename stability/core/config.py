@@ -12,6 +12,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from stability.core.identity import run_subdir
+from stability.core.schemas import register_all
 from stability.core.setups import diagnostic_tag, setup_name
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -56,6 +57,9 @@ for _name, _resolver in (("setup_name", setup_name), ("diagnostic_tag", diagnost
                          ("run_variant", run_variant), ("run_subdir", run_subdir)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _resolver)
+
+
+register_all()
 
 
 def compose_config(overrides: list[str], return_hydra_config: bool = False,

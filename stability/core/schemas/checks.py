@@ -1,0 +1,35 @@
+"""Range checks for the schemas' `__post_init__`: one UserError naming the key, its value and the fix."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from stability.core.errors import UserError
+
+
+def at_least(key: str, value: float | None, low: float, *, optional: bool = False) -> None:
+    """`value >= low` (None passes when `optional`)."""
+    if value is None and optional:
+        return
+    if value is None or value < low:
+        allowed = f"a number >= {low:g}" + (" or null" if optional else "")
+        raise UserError(f"{key}={value!r} is out of range", fix=f"pass {key}=<{allowed}>")
+
+
+def above(key: str, value: float, low: float) -> None:
+    """`value > low`."""
+    if not value > low:
+        raise UserError(f"{key}={value!r} is out of range", fix=f"pass {key}=<a number > {low:g}>")
+
+
+def within(key: str, value: float, low: float, high: float, *, closed_high: bool = False) -> None:
+    """`low <= value < high` (or `<= high` when `closed_high`)."""
+    if not (low <= value <= high if closed_high else low <= value < high):
+        bound = f"[{low:g}, {high:g}{']' if closed_high else ')'}"
+        raise UserError(f"{key}={value!r} is out of range", fix=f"pass {key}=<a number in {bound}>")
+
+
+def one_of(key: str, value: object, choices: Iterable[object]) -> None:
+    """`value` is one of `choices`."""
+    options = list(choices)
+    if value not in options:
+        raise UserError(f"{key}={value!r} is not known", fix=f"use one of: {', '.join(map(str, options))}")
