@@ -8,9 +8,9 @@ import pytest
 from helpers import assert_one_line_error
 from probe_helpers import probe_cli
 
-from probing.settings import probe_settings
 from stability.core.config import PROBE_CONFIG_NAME, compose_config
 from stability.core.errors import UserError
+from stability.core.jobs import job_configs
 from stability.core.runrecord import RunDir, RunRecord
 
 SHARED_GROUPS = ("lang", "model", "data", "annotator", "paths")
@@ -58,16 +58,19 @@ def test_bad_arguments(tmp_path, args, fragments):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("probe.l2=[0.1,-1]", "probe.l2=-1 must be >= 1e-12"),
+    ("probe.l2=[0.1,-1]", "probe.l2=-1.0 is out of range (fix: pass probe.l2=<a number > 0>)"),
     ("probe.heldout=train", "probe.heldout='train' is not known"),
     ("probe.pair_features=sum", "probe.pair_features='sum' is not known"),
-    ("probe.folds=2", "probe.folds=2 must be >= 3"),
-    ("probe.confidence=95", "probe.confidence=95 must be in [1e-09, 1)"),
-    ("probe.batch_size=many", "probe.batch_size='many' is not an integer"),
+    ("probe.folds=2", "probe.folds=2 is out of range (fix: pass probe.folds=<a number >= 3>)"),
+    ("probe.confidence=95", "probe.confidence=95.0 is out of range (fix: pass probe.confidence=<a number in [0, 1)>)"),
+    ("probe.batch_size=many", "'probe.batch_size=many': Value 'many' of type 'str' could not be converted to Integer"),
+    ("probe.l2=[x]", "'probe.l2=[x]': Value 'x' of type 'str' could not be converted to Float"),
+    ("probe.device=gpu7", "probe.device='gpu7' is not a device"),
 ])
 def test_bad_probe_settings(override, message):
+    """Checked when the config is composed (the schema), before anything is loaded."""
     with pytest.raises(UserError, match=re.escape(message)):
-        probe_settings(compose_config([override], config_name=PROBE_CONFIG_NAME))
+        job_configs([override], PROBE_CONFIG_NAME)
 
 
 def test_tiny_model_needs_runs(tmp_path):
