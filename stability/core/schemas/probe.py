@@ -12,7 +12,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import above, at_least, one_of, within
+from stability.core.schemas.checks import above, at_least, folder, one_of, within
 
 # annotator: the rule-based annotator labels every split; gold: the diagnostic set's categories
 LABEL_SOURCES = ("annotator", "gold")
@@ -87,6 +87,9 @@ class ProbeConfig:
     runs: Optional[str] = None
     out: str = MISSING
     probe: ProbeOptions = MISSING
+
+    def __post_init__(self) -> None:
+        folder("out", self.out)
 
 
 def register(store: ConfigStore) -> None:
