@@ -41,3 +41,13 @@ def folder(key: str, value: str) -> None:
     creating it with a traceback)."""
     if Path(value).expanduser().exists() and not Path(value).expanduser().is_dir():
         raise UserError(f"{key}={value} is a file, not a folder", fix=f"pass {key}=<a folder to write into>")
+
+
+def items_per_template(key: str, value: object) -> int | None:
+    """A test suite's items per template: a positive integer, or None / 'all' (every combination)."""
+    if value is None or value == "all":
+        return None
+    if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
+        raise UserError(f"{key}={value!r} is not a positive number of items per template",
+                        fix=f"pass {key}=<integer> or {key}=all")
+    return int(value)
