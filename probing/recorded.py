@@ -24,6 +24,7 @@ RECORDED_KEYS = ("lang", "model", "data.source", "data.root", "data.max_train_sa
                  "data.max_eval_samples", "data.max_length")
 # A language is told apart by its code, a model by its name.
 _IDENTITY = {"lang": "code", "model": "name"}
+_ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,10 @@ def recorded_runs(cfg: DictConfig, task_overrides: Sequence[str]) -> RecordedRun
     for key in RECORDED_KEYS:
         if _is_given(key, given):
             continue
-        values = [OmegaConf.select(config, key) for config in configs]
+        values = [value for config in configs
+                  if (value := OmegaConf.select(config, key, default=_ABSENT)) is not _ABSENT]
+        if not values:
+            continue  # runs older than the key: the probe's own value
         shown = sorted({_shown(key, value) for value in values})
         if len(shown) > 1:
             raise UserError(f"the runs disagree on {key} ({', '.join(shown)})", path=root, fix=_fix(key, shown))

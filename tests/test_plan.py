@@ -1,4 +1,5 @@
-"""`python -m stability.plan` (= `nli-stability plan`): the sweep Hydra would launch, its training examples and GPU-hours."""
+"""`python -m stability.plan` (= `nli-stability plan`): the sweep Hydra would launch, its training
+examples and GPU-hours."""
 from __future__ import annotations
 
 import json

@@ -123,7 +123,8 @@ def test_lang_selects_the_runs_of_a_mixed_folder(tmp_path):
 def test_runs_that_disagree_on_a_data_setting(tmp_path):
     _run(tmp_path, "fr", 0, "data.source=files", f"data.root={tmp_path / 'a'}")
     _run(tmp_path, "fr", 1, "data.source=files", f"data.root={tmp_path / 'b'}")
-    with pytest.raises(UserError, match=re.escape(f"the runs disagree on data.root ({tmp_path / 'a'}, {tmp_path / 'b'})")):
+    message = f"the runs disagree on data.root ({tmp_path / 'a'}, {tmp_path / 'b'})"
+    with pytest.raises(UserError, match=re.escape(message)):
         _recorded(tmp_path, [])
     assert _recorded(tmp_path, [f"data.root={tmp_path / 'c'}"]).cfg.data.root == str(tmp_path / "c")
 

@@ -1,4 +1,5 @@
-"""`python -m stability.generate` (= `nli-stability generate`) as a user runs it, and a run's diagnostic set from a suite."""
+"""`python -m stability.generate` (= `nli-stability generate`) as a user runs it, and a run's
+diagnostic set from a suite."""
 from __future__ import annotations
 
 import json
