@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if name not in COMMANDS:
         print(f"error: unknown command '{name}' (fix: use one of: {', '.join(COMMANDS)})", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
+    sys.argv[0] = f"{PROGRAM} {name}"   # the program Hydra's own usage lines name
     importlib.import_module(COMMANDS[name].module).main(rest)
 
 
