@@ -1,8 +1,8 @@
 """Rule-based detection of diagnostic features in NLI pairs (DESIGN.md section 1).
 
 `annotate(pairs, lang)` returns one `FeatureSet` per pair; `subsets.controlled_subset`
-draws training sets where a feature occurs at a chosen rate; `python -m annotators`
-annotates files, measures feature shares and scores the rules against gold categories.
+draws training sets where a feature occurs at a chosen rate; `nli-stability annotate`
+(= `python -m annotators`) annotates files, measures feature shares and scores the rules against gold categories.
 """
 from annotators.api import annotate, annotate_sentences, supported_features
 from annotators.features import FEATURES, FeatureSet

@@ -36,7 +36,7 @@ def controlled_subset(pool: Sequence[Example], lang: str, feature: str, presence
     check_feature(feature)
     if feature not in supported_features(lang, settings):
         raise UserError(f"feature '{feature}' cannot be detected in '{lang}'",
-                        fix="choose a feature the language supports (python -m annotators stats)")
+                        fix="choose a feature the language supports (nli-stability annotate action=stats lists them)")
     if n < 0:
         raise UserError(f"subset size {n} is negative", fix="give a positive number of pairs")
     wanted_with = presence_count(n, presence)

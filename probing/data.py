@@ -22,8 +22,6 @@ from stability.data.formats import read_examples
 from stability.data.loading import language_source, read_diagnostic, take_first
 from stability.data.sources import FileSource
 
-HELDOUT_CHOICES = ("auto", "test", "validation")
-
 
 @dataclass(frozen=True)
 class ProbeSplits:

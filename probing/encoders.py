@@ -1,6 +1,6 @@
 """Which encoders to probe, and loading them: checkpoints, runs' saved weights, random init.
 
-With `runs`, every finished run of the language under that folder must have saved its
+With `runs`, every run probed (`probing.recorded` selects them) must have saved its
 weights (`trainer.save_model=true`); the pretrained encoder is the one named by the runs'
 model config. `model=tiny` runs have no pretrained weights (the tiny BERT starts from a
 random initialisation): their `pretrained` row is an untrained initialisation of the same
@@ -23,7 +23,7 @@ from transformers.utils import logging as hf_logging
 from stability.core.errors import UserError, first_line
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.probetable import PRETRAINED, fine_tuned_model
-from stability.core.runrecord import iter_runs
+from stability.core.runrecord import RunDir, RunRecord
 
 log = logging.getLogger(__name__)
 RANDOM_INIT = "random-init"
@@ -74,32 +74,15 @@ def plan_without_runs(model_cfg: DictConfig, seed: int) -> ProbePlan:
     return ProbePlan(pretrained, [], random_init_of(pretrained, seed), str(model_cfg.name))
 
 
-def plan_from_runs(root: Path, lang: str, seed: int) -> ProbePlan:
-    """The runs of `lang` under `root` (each must hold saved weights) and their pretrained encoder."""
-    if not root.is_dir():
-        raise UserError("runs folder not found", path=root, fix="pass runs=<output folder of stability.train>")
-    runs = list(iter_runs(root))
-    if not runs:
-        raise UserError("no finished runs under this folder", path=root,
-                        fix="pass runs=<output folder of a stability.train sweep>")
-    records = [(run, run.read_record()) for run in runs]
-    mine = [(run, record) for run, record in records if record.lang == lang]
-    if not mine:
-        langs = sorted({record.lang for _, record in records})
-        raise UserError(f"no runs of lang={lang} under this folder (it holds {', '.join(langs)})", path=root,
-                        fix=f"pass lang={langs[0]}")
-    for run, _ in mine:
+def plan_from_runs(runs: list[tuple[RunDir, RunRecord]], model_cfg: DictConfig, seed: int) -> ProbePlan:
+    """The given runs (each must hold saved weights) and their pretrained encoder, `model_cfg`
+    (the runs' own model unless the command line named another)."""
+    for run, _ in runs:
         if not run.has_model():
             raise UserError("the run saved no weights", path=run.path,
                             fix="rerun the sweep with trainer.save_model=true (finished runs only add their weights)")
-    model_cfgs = [run.read_config().model for run, _ in mine]
-    models = {str(model_cfg.name) for model_cfg in model_cfgs}
-    if len(models) > 1:
-        raise UserError(f"the runs fine-tuned different encoders ({', '.join(sorted(models))})", path=root,
-                        fix="point runs= at a folder whose runs share model.name")
-    model_cfg = model_cfgs[0]
     fine_tuned = [EncoderSpec(fine_tuned_model(record.setup), record.seed, str(run.model_dir))
-                  for run, record in sorted(mine, key=lambda pair: (pair[1].setup, pair[1].seed))]
+                  for run, record in sorted(runs, key=lambda pair: (pair[1].setup, pair[1].seed))]
     if model_cfg.kind == "tiny":
         pretrained = EncoderSpec(PRETRAINED, None, fine_tuned[0].source, init_seed=seed)
     else:

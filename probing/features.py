@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 POOLING = "mean of token states, padding and special tokens excluded"
 _POOLING_KEY = "mean-no-special-v1"
-PAIR_FEATURES = ("uv", "uv_diff_prod")
 
 
 def mean_pool(hidden: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:

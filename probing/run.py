@@ -5,6 +5,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from probing.encoders import (
 from probing.features import pair_features, pair_vectors
 from probing.probe import ProbeScores, probe_kfold, probe_with_heldout
 from probing.seeds import prediction_key, probe_intervals, seed_stability
+from probing.recorded import recorded_runs
 from probing.settings import ProbeSettings, probe_settings
 from probing.tasks import Task, TaskSet, annotator_tasks, gold_tasks
 from stability.core.atomic import atomic_path, atomic_write_text
@@ -125,12 +127,20 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
         table.to_csv(tmp, index=False)
 
 
-def run_probing(cfg: DictConfig) -> Path:
+def probe_plan(cfg: DictConfig, task_overrides: Sequence[str]) -> tuple[DictConfig, ProbePlan]:
+    """The config to probe with (with `runs`: the runs' own settings where the command line
+    gave none) and the encoders to probe; checks everything but the checkpoints' contents."""
+    seed = int(cfg.probe.seed)
+    if not cfg.runs:
+        return cfg, plan_without_runs(cfg.model, seed)
+    recorded = recorded_runs(cfg, task_overrides)
+    return recorded.cfg, plan_from_runs(recorded.runs, recorded.cfg.model, seed)
+
+
+def run_probing(cfg: DictConfig, plan: ProbePlan) -> Path:
     """Probe every encoder of the plan and write probing.csv, probing_ci.csv, probing_seeds.csv,
     one PNG per task and probing.md into `cfg.out`; returns that folder."""
     settings = probe_settings(cfg)
-    plan: ProbePlan = plan_from_runs(Path(str(cfg.runs)).expanduser(), cfg.lang.code, settings.fit.seed) \
-        if cfg.runs else plan_without_runs(cfg.model, settings.fit.seed)
     check_available(plan.pretrained)
     inputs = probe_inputs(cfg, settings)
     for note in inputs.tasks.notes:

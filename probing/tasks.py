@@ -21,7 +21,6 @@ from stability.core.errors import UserError
 from stability.core.records import Example
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES, TAXONOMY
 
-LABEL_SOURCES = ("annotator", "gold")
 GOLD_PREFIX = "gold:"
 
 

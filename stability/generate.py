@@ -1,60 +1,53 @@
-"""`python -m stability.generate lang=L [suite=S] [n=N] [seed=K] out=FILE`: write a test suite.
+"""`nli-stability generate [overrides]`: write a template test suite as a diagnostic set.
 
-    python -m stability.generate lang=fr suite=all n=200 seed=0 out=suite_fr.jsonl
+    nli-stability generate lang=fr suite=all n=200 seed=0 out=suites   # suites/fr-all-n200-seed0.jsonl
 
-Writes the items of the language's template suite(s) as a jsonl in the diagnostic format
-(idx, label, sentence1, sentence2, the coarse category fields) plus `template` and
-`features`. suite: logic, structure, morphology or all (default). n: items per template
-(default all combinations), sampled by seed (default 0). The same template ids give the
-same idx in every language, so suites of several languages align item by item.
+The items of the language's template suite(s), in the diagnostic format (idx, label,
+sentence1, sentence2, the coarse category fields) plus `template` and `features`; see
+`stability/conf/generate.yaml` for the keys and `--help` for what they mean.
 """
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
+from typing import Sequence
 
-from stability.core.errors import UserError, exit_on_user_error
-from stability.templates import ALL, generate_suite, write_diagnostic_jsonl
+from omegaconf import DictConfig, OmegaConf
 
-_KEYS = ("lang", "suite", "n", "seed", "out")
-_USAGE = "python -m stability.generate lang=L [suite=S] [n=N|all] [seed=K] out=FILE"
-
-
-def parse_arguments(argv: list[str]) -> dict[str, str]:
-    """key=value arguments; unknown or repeated keys and missing lang/out are user errors."""
-    values: dict[str, str] = {}
-    for argument in argv:
-        key, sign, value = argument.partition("=")
-        if not sign or key not in _KEYS or not value:
-            raise UserError(f"cannot read the argument '{argument}'", fix=f"use {_USAGE}")
-        if key in values:
-            raise UserError(f"'{key}' is given twice", fix=f"use {_USAGE}")
-        values[key] = value
-    missing = [key for key in ("lang", "out") if key not in values]
-    if missing:
-        raise UserError(f"missing {' and '.join(missing)}", fix=f"use {_USAGE}")
-    return values
+from stability.core.command import run_command
+from stability.core.errors import UserError
+from stability.core.schemas.generate import GenerateConfig
+from stability.templates import generate_suite, write_diagnostic_jsonl
+from stability.templates.suites import check_suite
 
 
-@exit_on_user_error
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if any(argument in ("-h", "--help") for argument in argv):
-        print(__doc__)
-        return
-    args = parse_arguments(argv)
-    examples = generate_suite(args["lang"], args.get("suite", ALL), args.get("n"), args.get("seed", 0))
-    out = Path(args["out"])
-    if out.is_dir():
-        raise UserError("the output is a folder", path=out, fix="give out=FILE.jsonl")
+def suite_file(settings: GenerateConfig) -> Path:
+    """`<out>/<lang>-<suite>-n<N>-seed<K>.jsonl`; `nall` when every combination is taken."""
+    n = "all" if settings.n is None else settings.n
+    return Path(settings.out) / f"{settings.lang['code']}-{settings.suite}-n{n}-seed{settings.seed}.jsonl"
+
+
+def check(configs: list[DictConfig]) -> None:
+    """The suites exist (one line naming the language's suites otherwise)."""
+    for cfg in configs:
+        check_suite(cfg.lang.code, cfg.suite)
+
+
+def task(cfg: DictConfig) -> None:
+    settings: GenerateConfig = OmegaConf.to_object(cfg)
+    examples = generate_suite(cfg.lang.code, settings.suite, settings.n, settings.seed)
+    path = suite_file(settings)
     try:
-        write_diagnostic_jsonl(examples, out)
+        write_diagnostic_jsonl(examples, path)
     except OSError as err:
-        raise UserError(f"cannot write the suite ({err.strerror})", path=out, fix="choose another out=") from None
+        raise UserError(f"cannot write the suite ({err.strerror})", path=path, fix="choose another out=") from None
     labels = Counter(example.label for example in examples)
     print(f"wrote {len(examples)} items of {len({e.template for e in examples})} templates "
-          f"({labels[0]} entailment, {labels[1]} not_entailment) to {out}")
+          f"({labels[0]} entailment, {labels[1]} not_entailment) to {path}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    run_command("generate", task, argv, check=check)
 
 
 if __name__ == "__main__":

@@ -1,59 +1,60 @@
-"""`python -m stability.plan [overrides] [--samples-per-second X]`: what a sweep will run and cost.
+"""`nli-stability plan [overrides]`: what a training sweep will run and cost.
 
-    python -m stability.plan experiment=mnli_size --samples-per-second 17
-    python -m stability.plan experiment=baseline seed=0..1 --json
+    nli-stability plan experiment=mnli_size plan.samples_per_second=17
+    nli-stability plan experiment=baseline seed=0..1 plan.json=true
 
-The runs and GPU-hours are computed by `stability.sweep.plan` (see its docstring for the formula).
+The plan's own options are the `plan.*` keys (`stability/conf/plan.yaml`); every other
+override is a training override, expanded by `stability.core.jobs.job_configs` exactly as
+`nli-stability train` would. The runs and GPU-hours are computed by `stability.sweep.plan`.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import math
-from typing import NoReturn
+import sys
+from typing import Sequence
 
-from stability.core.errors import UserError, exit_on_user_error
-from stability.sweep.plan import THROUGHPUT_HINT, format_plan, plan_json, planned_runs
+from omegaconf import DictConfig, OmegaConf
 
+from stability.core.command import run_command
+from stability.core.config import CONFIG_NAME
+from stability.core.jobs import job_configs
+from stability.core.overrides import MULTIRUN_FLAGS
+from stability.core.schemas.plan import PlanOptions
+from stability.sweep.plan import format_plan, plan_json, runs_of
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are one-line user errors (status 2) like the rest of the project."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(message, fix="see python -m stability.plan --help")
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a finite positive number")
-    return value
+PLAN_KEY = "plan"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m stability.plan", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
-                        help="the overrides of python -m stability.train, e.g. experiment=baseline seed=0..1")
-    parser.add_argument("--samples-per-second", type=_positive, metavar="X", help=THROUGHPUT_HINT)
-    parser.add_argument("--expected-epochs", type=_positive, metavar="E",
-                        help="epochs per run instead of the upper bound trainer.max_epochs")
-    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.add_argument("-m", "--multirun", action="store_true", help="accepted, as in stability.train; sweeps need no -m")
-    return parser
+def split_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the plan's own arguments: plan.* overrides and Hydra's flags such as --help or --cfg job;
+    the training overrides, with -m)."""
+    own, training = [], []
+    for argument in argv:
+        key = argument.split("=", 1)[0].lstrip("+~")
+        is_training = argument in MULTIRUN_FLAGS or (
+            "=" in argument and not argument.startswith("-") and key != PLAN_KEY and not key.startswith(PLAN_KEY + "."))
+        (training if is_training else own).append(argument)
+    return own, training
 
 
-@exit_on_user_error
-def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_intermixed_args(argv)
-    runs = planned_runs(args.overrides + (["--multirun"] if args.multirun else []), args.expected_epochs)
-    if args.json:
-        print(json.dumps(plan_json(runs, args.samples_per_second), indent=2))
-    else:
-        print(format_plan(runs, args.samples_per_second, args.expected_epochs))
+def main(argv: Sequence[str] | None = None) -> None:
+    """Composes every training job before Hydra starts (a bad override is one line, status 2),
+    then prints their plan."""
+    own, training = split_arguments(list(sys.argv[1:] if argv is None else argv))
+    jobs: list[DictConfig] = []
+
+    def check(_: list[DictConfig]) -> None:
+        jobs.extend(job_configs(training, CONFIG_NAME))
+
+    def task(cfg: DictConfig) -> None:
+        options: PlanOptions = OmegaConf.to_object(cfg.plan)
+        runs = runs_of(jobs, options.expected_epochs)
+        if options.json:
+            print(json.dumps(plan_json(runs, options.samples_per_second), indent=2))
+        else:
+            print(format_plan(runs, options.samples_per_second, options.expected_epochs))
+
+    run_command("plan", task, own, check=check)
 
 
 if __name__ == "__main__":

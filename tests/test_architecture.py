@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-COMMANDS = {"stability.train", "stability.plan", "stability.generate", "probing.__main__"}
+COMMANDS = {"stability.cli", "stability.__main__", "stability.train", "stability.plan", "stability.generate",
+            "stability.dataqa.cli", "stability.report.cli", "annotators.cli", "probing.cli"}
 # What each part may import from the project (besides itself).
 ALLOWED: dict[str, set[str]] = {
     "stability.core": set(),

@@ -31,9 +31,13 @@ def diagnostic(idx, premise, hypothesis, category="Negation") -> dict:
             "logic": category}
 
 
+def files(*paths) -> str:
+    return f"files=[{','.join(map(str, paths))}]"
+
+
 def run(tmp_path: Path, *argv) -> Path:
     out = tmp_path / "qa"
-    main([*map(str, argv), "--out", str(out)])
+    main([*map(str, argv), f"out={out}"])
     return out
 
 
@@ -48,7 +52,7 @@ def test_untranslated_english_sentence_in_french_file_fails_line_level(tmp_path)
              "The police arrested the suspect last night after he had stolen a car."),
         pair(2, "Le gouvernement a annoncé de nouvelles mesures économiques.", "Il pleut."),
     ])
-    out = run(tmp_path, "--lang", "fr", file)
+    out = run(tmp_path, "lang=fr", files(file))
     found = flags(out, "line")
     assert [(f.idx, f.field, f.detected) for f in found] == [("1", "hypothesis", "en")]
     assert found[0].score > 0.8 and "not 'fr'" in found[0].reason
@@ -70,7 +74,7 @@ def test_english_word_inside_russian_sentence_fails_word_level(tmp_path):
         # capitalised Latin words are names; "da" and "net" are transliterated Russian (config)
         pair(2, "Владимир Путин посетил завод Volkswagen в Калуге.", "Он сказал da, а не net."),
     ])
-    out = run(tmp_path, "--lang", "ru", file)
+    out = run(tmp_path, "lang=ru", files(file))
     found = flags(out, "word")
     assert [(f.idx, f.field) for f in found] == [("1", "premise")]
     assert found[0].reason == "English words: weekend"
@@ -83,12 +87,12 @@ def test_cyrillic_letter_inside_swedish_text_fails_word_level(tmp_path):
         pair(1, "Unga dotter av deт anklagade är sjuk.", "Dottern är sjuk."),           # Cyrillic т
         pair(2, "Ett café i München stängdes efter branden.", "Caféet stängdes."),     # German name: passes
     ])
-    out = run(tmp_path, "--lang", "sv", file)
+    out = run(tmp_path, "lang=sv", files(file))
     found = flags(out, "word")
     assert [(f.idx, f.field, f.reason) for f in found] == [
         ("1", "premise", "letters outside the Swedish alphabet: т")]
     strict = tmp_path / "strict"
-    main(["--lang", "sv", str(file), "--out", str(strict), "--flag-names"])
+    main(["lang=sv", files(file), f"out={strict}", "flag_names=true"])
     assert [f.idx for f in flags(strict, "word")] == ["1", "2"]
 
 
@@ -103,7 +107,7 @@ def test_train_item_repeated_in_diagnostic_file_is_leaked(tmp_path):
         diagnostic(1, "Le musée est ouvert le lundi et le mardi !", "Le musée est ouvert le lundi."),  # leaked
         diagnostic(2, "Jean est parti.", "Jean est parti."),                                         # same text
     ])
-    out = run(tmp_path, "--lang", "fr", train, diag)
+    out = run(tmp_path, "lang=fr", files(train, diag))
     table = pd.read_csv(out / "dataqa.csv").set_index("role")
     assert table.loc["diagnostic", "n_leaked"] == 1 and table.loc["train", "n_leaked"] == 1
     assert table.loc["train", "n_duplicates"] == 1 and table.loc["train", "n_exact_duplicates"] == 1
@@ -122,7 +126,7 @@ def test_near_duplicates_need_both_texts_alike(tmp_path):
         pair(1, "Der Hund schläft den ganzen Tag im Garten!", "Der Hund schläft."),        # near: punctuation
         pair(2, "Der Hund schläft den ganzen Tag im Garten.", "Die Katze spielt im Haus."),  # new hypothesis
     ])
-    out = run(tmp_path, "--lang", "de", file)
+    out = run(tmp_path, "lang=de", files(file))
     assert [(f.idx, f.check) for f in read_flags(out / "flagged.jsonl") if "duplicate" in f.check] == \
         [("1", "duplicate")]                                                         # same after normalisation
     row = pd.read_csv(out / "dataqa.csv").iloc[0]
@@ -136,7 +140,7 @@ def test_config_mode_reads_the_language_files(tmp_path):
     for relative in ("German/TERRa/train_gr.jsonl", "German/TERRa/val_gr.jsonl", "German/TERRa/test_gr.jsonl"):
         write_jsonl(root / relative, texts)
     write_jsonl(root / "German/diagnostics/LiDiRus_gr.jsonl", [diagnostic(0, "Der Hund bellt nicht.", "Er bellt.")])
-    out = run(tmp_path, "--lang", "de", "--config", "--data-root", root)
+    out = run(tmp_path, "lang=de", f"data.root={root}")
     table = pd.read_csv(out / "dataqa.csv")
     assert list(table["role"]) == ["train", "validation", "test", "diagnostic"]
     assert list(table["n_leaked"]) == [3, 3, 3, 0]        # the same three pairs in train, val and test
@@ -145,12 +149,12 @@ def test_config_mode_reads_the_language_files(tmp_path):
 def test_user_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"premise": "a", "hypothesis": "b", "label": "maybe"}\n')
-    done = subprocess.run([sys.executable, "-m", "stability.dataqa", "--lang", "fr", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "stability.dataqa", "lang=fr", files(bad)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "bad.jsonl:1: unknown label 'maybe'" in done.stderr and "fix:" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "stability.dataqa", "--lang", "sv", "--config", "--data-root",
-                           str(tmp_path)], capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run([sys.executable, "-m", "stability.dataqa", "lang=sv", f"data.root={tmp_path}"],
+                          capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2 and "missing Swedish files" in done.stderr and done.stderr.count("\n") == 1
 
 
@@ -172,14 +176,14 @@ def test_a_local_model_file_replaces_the_bundled_one(tmp_path, capsys):
     assert LanguageIdentifier(bundled).detect("Le chat était assis sur le tapis.").lang == "fr"
     file = write_jsonl(tmp_path / "train_fr.jsonl", [pair(0, "Le chat dort.", "Le chat dort.")])
     with pytest.raises(SystemExit):
-        main(["--lang", "fr", str(file), "--lid-model", str(tmp_path / "lid.176.bin")])
+        main(["lang=fr", files(file), f"lid_model={tmp_path / 'lid.176.bin'}", f"out={tmp_path / 'qa'}"])
     assert "lid.176.bin: no fastText language-identification model here" in capsys.readouterr().err
 
 
 def test_released_french_files(shared_data, tmp_path):
     train = shared_data / "French" / "TERRa" / "train_fr.jsonl"
     diag = shared_data / "French" / "diagnostics" / "LiDiRus_fr.jsonl"
-    out = run(tmp_path, "--lang", "fr", train, diag)
+    out = run(tmp_path, "lang=fr", files(train, diag))
     table = pd.read_csv(out / "dataqa.csv").set_index("role")
     assert table.loc["diagnostic", "n_texts"] == 2208 and table.loc["train", "n_texts"] == 5232
     assert table.loc["diagnostic", "n_leaked"] == 0 and table.loc["train", "n_leaked"] == 0

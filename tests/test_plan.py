@@ -1,4 +1,5 @@
-"""`python -m stability.plan`: the sweep Hydra would launch, its training examples and GPU-hours."""
+"""`python -m stability.plan` (= `nli-stability plan`): the sweep Hydra would launch, its training
+examples and GPU-hours."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import pytest
 
 from stability.core.config import compose_config
 from stability.core.languages import language, language_codes
-from stability.plan import main
+from stability.plan import main, split_arguments
 from stability.sweep.plan import compact_seeds, gpu_hours, planned_runs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,7 +22,7 @@ MNLI_SIZES = ["1000", "5000", "10000", "50000", "100000", "200000", "250000", "_
 
 
 def _plan_json(capsys, *argv: str) -> dict:
-    main([*argv, "--json"])
+    main([*argv, "plan.json=true"])
     return json.loads(capsys.readouterr().out)
 
 
@@ -63,7 +64,7 @@ def test_single_run_without_sweep():
 
 def test_gpu_hours_by_hand(capsys):
     plan = _plan_json(capsys, "lang=fr", "data.source=builtin", "seed=0..1", "trainer.max_epochs=3",
-                      "--samples-per-second", "2")
+                      "plan.samples_per_second=2")
     n_train = sum(1 for line in (REPO / "stability/data/builtin/fr/train.jsonl").open() if line.strip())
     assert [r["n_train"] for r in plan["runs"]] == [n_train, n_train]
     assert plan["runs"][0]["sizes"] == "counted"
@@ -78,8 +79,8 @@ def test_expected_epochs_and_counted_files(tmp_path, capsys):
     terra.mkdir(parents=True)
     row = '{"premise": "a", "hypothesis": "b", "label": "entailment"}\n'
     (terra / "train_fr.jsonl").write_text(row * 5, encoding="utf-8")
-    plan = _plan_json(capsys, "lang=fr", f"data.root={tmp_path}", "--expected-epochs", "2.5",
-                      "--samples-per-second", "1")
+    plan = _plan_json(capsys, "lang=fr", f"data.root={tmp_path}", "plan.expected_epochs=2.5",
+                      "plan.samples_per_second=1")
     (run,) = plan["runs"]
     assert (run["n_train"], run["epochs"], run["sizes"]) == (5, 2.5, "counted")
     assert plan["totals"]["gpu_hours"] == pytest.approx(5 * 2.5 / 3600)
@@ -88,12 +89,26 @@ def test_expected_epochs_and_counted_files(tmp_path, capsys):
 
 
 def test_readable_table(capsys):
-    main(["experiment=baseline", "seed=0..1", "--samples-per-second", "40"])
+    main(["experiment=baseline", "seed=0..1", "plan.samples_per_second=40"])
     out = capsys.readouterr().out
     assert out.startswith("10 runs · languages en, ru, fr, de, sv · setups rte · seeds 0..1")
     assert "baseline    sv    rte     0..1     2         2,613" in out
     hours = 2 * 10 * sum(RELEASED_TRAIN_SIZES.values()) / 40 / 3600
     assert f"GPU-hours: {hours:,.2f} at 40 samples/s" in out
+
+
+def test_plan_options_and_training_overrides_are_told_apart():
+    own, training = split_arguments(["experiment=baseline", "plan.json=true", "-m", "--cfg", "job", "+plan.x=1",
+                                     "seed=0..1", "hydra.searchpath=[file:///x]", "--help"])
+    assert own == ["plan.json=true", "--cfg", "job", "+plan.x=1", "--help"]
+    assert training == ["experiment=baseline", "-m", "seed=0..1", "hydra.searchpath=[file:///x]"]
+
+
+def test_the_plan_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    main(["lang=fr", "data.source=builtin", "seed=0..1"])
+    assert capsys.readouterr().out.startswith("2 runs · languages fr")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_compact_seeds():
@@ -102,8 +117,11 @@ def test_compact_seeds():
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["experiment=baseline", "--samples-per-second", "fast"], "'fast' is not a finite positive number"),
-    (["experiment=baseline", "--expected-epochs", "0"], "'0' is not a finite positive number"),
+    (["experiment=baseline", "plan.samples_per_second=fast"],
+     "'plan.samples_per_second=fast': Value 'fast' of type 'str' could not be converted to Float"),
+    (["experiment=baseline", "plan.expected_epochs=0"], "plan.expected_epochs=0.0 is out of range"),
+    (["experiment=baseline", "plan.samples_per_second=inf"], "plan.samples_per_second=inf is not finite"),
+    (["plan.nokey=1"], "Could not override 'plan.nokey'"),
     (["trainer.no_such_key=1"], "Could not override 'trainer.no_such_key'"),
     (["seed=3..1"], "bad range 'seed=3..1'"),
     (["baseline"], "Error parsing override 'baseline'"),

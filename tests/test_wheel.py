@@ -43,3 +43,7 @@ def test_wheel_installs_and_runs_the_smoke_experiment_outside_the_repository(tmp
     _run([str(python), "-m", "stability.train", "experiment=smoke"], elsewhere, env)
     for seed in (0, 1):
         assert (elsewhere / "outputs" / "smoke" / "en" / "rte" / f"seed{seed}" / "metrics.json").is_file()
+    # the console script of [project.scripts], with the configs the wheel ships
+    _run([str(venv / "bin" / "nli-stability"), "generate", "lang=fr", "suite=logic", "n=2", "out=suites"],
+         elsewhere, env)
+    assert (elsewhere / "suites" / "fr-logic-n2-seed0.jsonl").is_file()

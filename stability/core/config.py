@@ -37,7 +37,7 @@ def local_job_count() -> int:
 
 
 def probe_output_dir(runs: object, output_dir: object, lang: object, labels: object) -> str:
-    """`${probe_out:}`, where `python -m probing` writes: beside the runs it probes
+    """`${probe_out:}`, where `nli-stability probe` writes: beside the runs it probes
     (`<runs>/probing`), else `<paths.output_dir>/probing/<lang>`; `_gold` for gold labels."""
     folder = "probing" if labels == "annotator" else f"probing_{labels}"
     if runs not in (None, "", "None"):

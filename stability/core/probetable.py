@@ -1,4 +1,4 @@
-"""probing.csv (DESIGN.md section 7): the table `python -m probing` writes and the report reads.
+"""probing.csv (DESIGN.md section 7): the table `nli-stability probe` writes and the report reads.
 
 One row per (model, seed, task, layer). `model` is `pretrained` for the encoder the runs
 started from, `fine-tuned:<setup>` for a run's saved weights (`seed` is empty for
@@ -48,7 +48,7 @@ def read_probing_table(path: Path) -> pd.DataFrame:
         table = pd.read_csv(path, dtype={"model": str, "task": str})
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise UserError(f"unreadable {PROBING_FILE} ({err})", path=path,
-                        fix="rerun python -m probing to write it again") from None
+                        fix="rerun nli-stability probe to write it again") from None
     missing = [column for column in PROBING_COLUMNS if column not in table.columns]
     if missing:
         raise UserError(f"{PROBING_FILE} lacks columns {', '.join(missing)}", path=path,

@@ -52,7 +52,7 @@ def read_flags(path: Path) -> list[Flag]:
     """Every finding of a flagged.jsonl; a malformed line is a user error naming it."""
     if not path.is_file():
         raise UserError(f"no {FLAGGED_FILE} here", path=path.parent,
-                        fix="pass the --out folder of `python -m stability.dataqa`")
+                        fix="pass the out folder of `nli-stability dataqa`")
     names = {f.name for f in dataclasses.fields(Flag)}
     flags = []
     for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -63,5 +63,5 @@ def read_flags(path: Path) -> list[Flag]:
             flags.append(Flag(**{key: value for key, value in row.items() if key in names}))
         except (json.JSONDecodeError, TypeError, AttributeError) as err:
             raise UserError(f"malformed finding ({err})", path=path, line=line_no,
-                            fix="rerun `python -m stability.dataqa` to rewrite the file") from None
+                            fix="rerun `nli-stability dataqa` to rewrite the file") from None
     return flags

@@ -1,4 +1,4 @@
-"""`python -m stability.dataqa`: see `stability.dataqa.cli`."""
+"""`python -m stability.dataqa`, the same as `nli-stability dataqa`: see `stability.dataqa.cli`."""
 from stability.dataqa.cli import main
 
 main()

@@ -37,7 +37,7 @@ FIELDS = ("premise", "hypothesis")
 
 @dataclass(frozen=True)
 class Options:
-    """Thresholds of the checks: the command-line options, whose parser alone holds the defaults."""
+    """Thresholds of the checks: the command's options, whose config (conf/dataqa.yaml) alone holds the defaults."""
 
     min_words: int
     min_confidence: float

@@ -1,20 +1,22 @@
-"""What a sweep will run and cost: the logic behind `python -m stability.plan`.
+"""What a sweep will run and cost: the logic behind `nli-stability plan`.
 
-Takes the overrides of `python -m stability.train` (presets, sweeps, `a..b` ranges), expands
-them exactly as Hydra would, and lists the runs per (lang, setup) with their training
-examples; given one run's measured training throughput, it adds the GPU-hours.
+Takes the overrides of `nli-stability train` (presets, sweeps, `a..b` ranges), expands them
+exactly as Hydra would, and lists the runs per (lang, setup) with their training examples;
+given one run's measured training throughput, it adds the GPU-hours.
 
-    python -m stability.plan experiment=mnli_size --samples-per-second 17
-    python -m stability.plan experiment=baseline seed=0..1 --json
+    nli-stability plan experiment=mnli_size plan.samples_per_second=17
+    nli-stability plan experiment=baseline seed=0..1 plan.json=true
 
 GPU-hours = Σ over runs (training examples × epochs) / samples per second / 3600. Epochs are
 `trainer.max_epochs`, an upper bound since early stopping usually ends runs sooner, unless
---expected-epochs says otherwise. Validation and diagnostic passes are not counted.
+plan.expected_epochs says otherwise. Validation and diagnostic passes are not counted.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Sequence
+
+from omegaconf import DictConfig
 
 from stability.core.errors import UserError
 from stability.core.jobs import job_configs
@@ -45,9 +47,14 @@ class PlannedRun:
 
 
 def planned_runs(argv: list[str], expected_epochs: float | None = None) -> list[PlannedRun]:
-    """The runs `python -m stability.train *argv` would launch, in launch order."""
+    """The runs `nli-stability train *argv` would launch, in launch order."""
+    return runs_of(job_configs(argv), expected_epochs)
+
+
+def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> list[PlannedRun]:
+    """The planned runs of composed training jobs (`core.jobs.job_configs`)."""
     runs = []
-    for cfg in job_configs(argv):
+    for cfg in configs:
         size = train_size(cfg)
         try:
             seed = int(cfg.seed)
@@ -118,12 +125,12 @@ def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
     total = sum(r.example_epochs for r in runs)
     sizes = ("counted in the local files" if all(r.sizes == COUNTED for r in runs)
              else "released sizes (data.root=DIR counts local files instead)")
-    epochs = (f"--expected-epochs {expected_epochs:g}" if expected_epochs else
+    epochs = (f"plan.expected_epochs={expected_epochs:g}" if expected_epochs else
               "trainer.max_epochs, an upper bound (early stopping usually ends runs sooner; "
-              "--expected-epochs E for a closer estimate)")
+              "plan.expected_epochs=E for a closer estimate)")
     hours = (f"{gpu_hours(total, samples_per_second):,.2f} at {samples_per_second:g} samples/s "
              "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)" if samples_per_second
-             else f"pass --samples-per-second X, {THROUGHPUT_HINT}")
+             else f"pass plan.samples_per_second=X, {THROUGHPUT_HINT}")
     return "\n".join([
         f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · setups "
         f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",

@@ -5,7 +5,7 @@ diagnostic format, aligned across languages by `idx`.
 Layers: `features` (UniMorph and suite-defined dimensions) → `lexicon` (entries and their
 forms; `russian` inflects lemmas with pymorphy3) → `syntax` (placeholders) → `engine`
 (product minus exclusions, sampling, agreement) → `suites` (YAML files, Examples) →
-`diagnostic` (jsonl rows). Entry point: `python -m stability.generate`.
+`diagnostic` (jsonl rows). Entry point: `nli-stability generate`.
 
 May import `stability.core` only (pymorphy3 for Russian lexicons, imported when needed).
 """

@@ -16,8 +16,9 @@ from typing import Mapping
 
 import yaml
 
-from stability.core.errors import UserError, as_int
+from stability.core.errors import UserError
 from stability.core.records import Example, parse_label
+from stability.core.schemas.checks import items_per_template
 from stability.core.taxonomy import COARSE_FIELDS, COARSE_OF, FINE_CATEGORIES
 from stability.templates.engine import Item, Template, expand
 from stability.templates.features import FeatureSchema
@@ -190,9 +191,14 @@ def language_resources(lang: str) -> Resources:
 
 
 @functools.lru_cache(maxsize=None)
-def load_suite(lang: str, name: str) -> Suite:
-    if name not in suite_names(lang):
+def check_suite(lang: str, name: str) -> None:
+    """`name` is one of the language's suites, or all."""
+    if name != ALL and name not in suite_names(lang):
         raise UserError(f"no suite '{name}' for {lang}", fix=f"use one of: {', '.join(suite_names(lang) + (ALL,))}")
+
+
+def load_suite(lang: str, name: str) -> Suite:
+    check_suite(lang, name)
     path = SUITES_DIR / lang / f"{name}.yaml"
     return build_suite(read_yaml(path), name, path, language_resources(lang))
 
@@ -222,18 +228,9 @@ def to_example(item: Item, lang: str, suite: str) -> Example:
                    coarse=coarse_of(template.categories), template=template.id, features=item.features)
 
 
-def check_n(n: object) -> int | None:
-    """`n` as items per template: a positive integer, or None / 'all' for every combination."""
-    if n is None or n == ALL:
-        return None
-    if isinstance(n, bool) or not str(n).isdigit() or int(n) < 1:
-        raise UserError(f"n={n!r} is not a positive number of items per template", fix="pass n=<integer> or n=all")
-    return int(n)
-
-
-def generate_suite(lang: str, suite: str = ALL, n: object = None, seed: object = 0) -> list[Example]:
-    """The items of a language's suite(s): n per template (None: every combination), seeded."""
-    n, seed = check_n(n), as_int("seed", seed)
+def generate_suite(lang: str, suite: str = ALL, n: object = None, seed: int = 0) -> list[Example]:
+    """The items of a language's suite(s): n per template (None or 'all': every combination), seeded."""
+    n = items_per_template("n", n)
     return [to_example(item, lang, loaded.name)
             for loaded in load_suites(lang, str(suite))
             for template in loaded.templates

@@ -1,4 +1,5 @@
-"""python -m annotators annotate / stats / evaluate: output files, columns, exit status 2."""
+"""python -m annotators (= nli-stability annotate) action=annotate / stats / evaluate: output files,
+columns, exit status 2."""
 import json
 import os
 import subprocess
@@ -35,8 +36,8 @@ def diagnostic(tmp_path) -> Path:
 
 
 def test_annotate_to_file(diagnostic, tmp_path):
-    out = tmp_path / "out.jsonl"
-    main(["annotate", "--lang", "sv", str(diagnostic), "--output", str(out)])
+    main(["action=annotate", "lang=sv", f"files=[{diagnostic}]", f"out={tmp_path / 'out'}"])
+    out = tmp_path / "out" / "diag_sw.features.jsonl"
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 4
     assert {"idx", "premise", "hypothesis", "label", "features", "premise_features",
@@ -45,16 +46,24 @@ def test_annotate_to_file(diagnostic, tmp_path):
     assert "Named entities" in rows[0]["unsupported"]
 
 
-def test_annotate_defaults_to_stdout(diagnostic, capsys):
-    main(["annotate", "--lang", "sv", str(diagnostic)])
-    lines = capsys.readouterr().out.splitlines()
+def test_annotate_defaults_to_a_folder_under_outputs(diagnostic, tmp_path, monkeypatch, capsys):
+    """One features file per input, in outputs/annotate/<lang> of the working directory."""
+    monkeypatch.chdir(tmp_path)
+    same_stem = tmp_path / "other" / "diag_sw.jsonl"
+    same_stem.parent.mkdir()
+    write_jsonl(same_stem, DIAGNOSTIC[:1])
+    main(["lang=sv", f"files=[{diagnostic},{same_stem}]"])
+    out = tmp_path / "outputs" / "annotate" / "sv"
+    lines = (out / f"{tmp_path.name}/diag_sw.features.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["idx"] for line in lines] == ["0", "1", "2", "3"]
+    assert len((out / "other" / "diag_sw.features.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    assert capsys.readouterr().out.count("wrote the features of") == 2
 
 
 def test_stats_writes_share_per_input(diagnostic, tmp_path):
     other = write_jsonl(tmp_path / "train_sw.jsonl", [
         {"idx": 0, "premise": "Tom kom inte.", "hypothesis": "Tom kom.", "label": "not_entailment"}])
-    main(["stats", "--lang", "sv", str(diagnostic), str(other), "--out", str(tmp_path / "s")])
+    main(["action=stats", "lang=sv", f"files=[{diagnostic},{other}]", f"out={tmp_path / 's'}"])
     table = pd.read_csv(tmp_path / "s" / "feature_share.csv")
     assert list(table.columns) == ["feature", "diag_sw", "train_sw"]
     assert list(table["feature"]) == list(FEATURES)
@@ -66,7 +75,7 @@ def test_stats_writes_share_per_input(diagnostic, tmp_path):
 
 
 def test_evaluate_writes_agreement(diagnostic, tmp_path, capsys):
-    main(["evaluate", "--lang", "sv", str(diagnostic), "--out", str(tmp_path / "e")])
+    main(["action=evaluate", "lang=sv", f"files=[{diagnostic}]", f"out={tmp_path / 'e'}", "cache=false"])
     table = pd.read_csv(tmp_path / "e" / "agreement.csv").set_index("feature")
     assert list(table.reset_index().columns) == ["feature", "n_gold", "recall", "precision", "f1",
                                                  "flag_rate_untagged"]
@@ -77,23 +86,27 @@ def test_evaluate_writes_agreement(diagnostic, tmp_path, capsys):
     assert "unsupported" in capsys.readouterr().out
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "annotators", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO)
+                          env=env, cwd=cwd)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["stats", "--lang", "xx", "whatever.jsonl"], "unsupported language 'xx'"),
-    (["annotate", "--lang", "sv", "missing.jsonl"], "missing.jsonl: file not found"),
+    (["action=stats", "lang=xx", "files=[whatever.jsonl]"], "unknown lang 'xx'"),
+    (["lang=sv", "files=[missing.jsonl]"], "missing.jsonl: file not found"),
+    (["action=count", "lang=sv", "files=[a.jsonl]"], "action='count' is not known"),
+    (["lang=sv"], "no input files"),
+    (["action=evaluate", "lang=sv", "files=[a.jsonl,b.jsonl]"], "action=evaluate scores one diagnostic file, not 2"),
+    (["lang=sv", "files=[a.jsonl]", "cache=maybe"], "'cache=maybe': Value 'maybe' is not a valid bool"),
 ])
-def test_user_errors_exit_2_with_one_line(args, message):
-    result = run_cli(*args)
-    assert result.returncode == 2
+def test_user_errors_exit_2_with_one_line(args, message, tmp_path):
+    result = run_cli(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and message in result.stderr
 
 
 def test_evaluate_without_gold_categories_is_a_user_error(tmp_path):
     plain = write_jsonl(tmp_path / "plain.jsonl", [{"premise": "a", "hypothesis": "b", "label": 0}])
-    result = run_cli("evaluate", "--lang", "sv", str(plain), "--out", str(tmp_path))
+    result = run_cli("action=evaluate", "lang=sv", f"files=[{plain}]", f"out={tmp_path}", cwd=tmp_path)
     assert result.returncode == 2 and "no item carries gold categories" in result.stderr

@@ -17,9 +17,12 @@ TASKS = {"Logic", "Lexical Semantics", "Predicate-Argument Structure"}
 @pytest.mark.slow
 def test_smoke_sweep_probed_then_reported(tmp_path):
     out = tmp_path / "outputs"
-    trained = train_cli([*QUICK, "seed=0..1", "trainer.save_model=true", f"paths.output_dir={out}"], tmp_path)
+    # all 64 built-in training pairs (fewer leave a task with one class), 60 of the 83 diagnostic items
+    trained = train_cli([*QUICK, "data.max_train_samples=64", "data.max_eval_samples=60", "seed=0..1",
+                         "trainer.save_model=true", f"paths.output_dir={out}"], tmp_path)
     assert trained.returncode == 0, trained.stderr
-    probed = probe_cli([f"runs={out / 'smoke'}", "data.source=builtin", "probe.bootstrap=200"], tmp_path)
+    # no other option: lang, data source and limits, and the model come from the runs' config.yaml
+    probed = probe_cli([f"runs={out / 'smoke'}"], tmp_path)
     assert probed.returncode == 0, probed.stderr
     folder = out / "smoke" / "probing"
     assert list(pd.read_csv(folder / "probing.csv").columns) == PROBING_COLUMNS
@@ -31,8 +34,8 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
         assert set(rows["task"]) == TASKS     # the tiny BERT: 2 layers + embeddings, every task
         assert sorted(rows["layer"]) == sorted([0, 1, 2] * 3)
     assert (table["selectivity"] - (table["test_acc"] - table["control_acc"])).abs().max() < 1e-12
-    # the probe reads its own data config: all 64 built-in training pairs, not the runs' 32
-    assert (table["n_test"] == 83).all() and (table["n_train"] == 64).all()
+    # the probe reads the runs' data settings: 60 diagnostic items, not the built-in set's 83
+    assert (table["n_test"] == 60).all() and (table["n_train"] == 64).all()
     # model=tiny has no pretrained weights: its pretrained row is the random initialisation
     pretrained = table[table["model"] == "pretrained"]
     assert (pretrained["test_acc"] == pretrained["random_init_acc"]).all()
@@ -43,9 +46,10 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
     assert all(f"]({name})" in page for name in figures) and "fine-tuned:rte (mean ± σ)" in page
     seeds = pd.read_csv(folder / "probing_seeds.csv")
     assert (seeds["n_seeds"] == 2).all() and len(seeds) == 9
+    assert (folder / "probe.log").is_file() and (folder / ".hydra" / "config.yaml").is_file()
 
     # other probe settings: every split of every encoder comes from the feature cache
-    again = probe_cli([f"runs={out / 'smoke'}", "data.source=builtin", "probe.pair_features=uv_diff_prod",
+    again = probe_cli([f"runs={out / 'smoke'}", "probe.pair_features=uv_diff_prod",
                        "probe.bootstrap=0", f"out={tmp_path / 'again'}"], tmp_path)
     assert again.returncode == 0, again.stderr
     log = again.stdout + again.stderr

@@ -1,4 +1,5 @@
-"""`python -m stability.generate` as a user runs it, and a run's diagnostic set from a suite."""
+"""`python -m stability.generate` (= `nli-stability generate`) as a user runs it, and a run's
+diagnostic set from a suite."""
 from __future__ import annotations
 
 import json
@@ -21,33 +22,44 @@ def generate(*args: str, cwd) -> subprocess.CompletedProcess:
 
 
 def test_generate_writes_the_diagnostic_format(tmp_path):
-    out = tmp_path / "suites" / "fr.jsonl"
+    out = tmp_path / "suites"
     result = generate("lang=fr", "suite=structure", "n=3", "seed=0", f"out={out}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    path = out / "fr-structure-n3-seed0.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     # 6 templates × 3 items; the summary line is the command's only output
     assert len(rows) == 18 and result.stdout.strip() == \
-        f"wrote 18 items of 6 templates (9 entailment, 9 not_entailment) to {out}"
+        f"wrote 18 items of 6 templates (9 entailment, 9 not_entailment) to {path}"
     assert rows[0]["idx"].startswith("active_passive.entailed:name1=")
     assert rows[0]["predicate-argument-structure"] == "Active/Passive" and rows[0]["label"] == "entailment"
     assert set(rows[0]["features"]) == {"name1.GENDER", "name2.GENDER"}
+    # Hydra's own files land beside the suite, not in an outputs/<date> folder
+    assert (out / "generate.log").is_file() and (out / ".hydra" / "overrides.yaml").is_file()
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_every_combination_is_nall(tmp_path):
+    result = generate("lang=de", "suite=structure", "n=all", f"out={tmp_path}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith(f"to {tmp_path / 'de-structure-nall-seed0.jsonl'}")
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["lang=fr"], "missing out"),
-    (["lang=xx", "out=a.jsonl"], "no test suites for language 'xx'"),
-    (["lang=fr", "suite=nope", "out=a.jsonl"], "no suite 'nope' for fr"),
-    (["lang=fr", "n=0", "out=a.jsonl"], "n='0' is not a positive number"),
-    (["lang=fr", "seed=one", "out=a.jsonl"], "seed='one' is not an integer"),
-    (["lang=fr", "size=3", "out=a.jsonl"], "cannot read the argument 'size=3'"),
-    (["lang=fr", "lang=de", "out=a.jsonl"], "'lang' is given twice"),
+    (["lang=xx"], "unknown lang 'xx'"),
+    (["lang=fr", "suite=nope"], "no suite 'nope' for fr"),
+    (["lang=fr", "n=0"], "n=0 is not a positive number of items per template"),
+    (["lang=fr", "n=-3"], "n=-3 is not a positive number of items per template"),
+    (["lang=fr", "seed=one"], "'seed=one': Value 'one' of type 'str' could not be converted to Integer"),
+    (["lang=fr", "size=3"], "Could not override 'size'"),
+    (["lang=fr", "out=a.jsonl"], "out=a.jsonl is a file, not a folder"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(tmp_path, args, fragment):
+    (tmp_path / "a.jsonl").write_text("", encoding="utf-8")
     result = generate(*args, cwd=tmp_path)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and fragment in lines[0] and "(fix: " in lines[0]
-    assert not (tmp_path / "a.jsonl").exists()
+    assert not (tmp_path / "outputs").exists()
 
 
 def test_the_data_config_offers_generated_suites():
@@ -62,8 +74,8 @@ def test_a_run_scores_a_generated_suite_or_a_suite_file(tmp_path):
     diagnostic = load_run_data(cfg).diagnostic
     assert len(diagnostic) == 20 * 4                     # 20 logic templates, 4 items each
     assert {e.template for e in diagnostic} >= {"negation.entailed", "temporal.not_entailed"}
-    path = tmp_path / "suite.jsonl"
-    assert generate("lang=sv", "suite=logic", "n=4", f"out={path}", cwd=tmp_path).returncode == 0
+    assert generate("lang=sv", "suite=logic", "n=4", f"out={tmp_path}", cwd=tmp_path).returncode == 0
+    path = tmp_path / "sv-logic-n4-seed0.jsonl"
     from_file = load_run_data(compose_config(["experiment=smoke", "lang=sv", f"data.diagnostic={path}"])).diagnostic
     assert [(e.idx, e.premise, e.features) for e in from_file] == [(e.idx, e.premise, e.features) for e in diagnostic]
 

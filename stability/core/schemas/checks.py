@@ -1,6 +1,7 @@
 """Range checks for the schemas' `__post_init__`: one UserError naming the key, its value and the fix."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
 from stability.core.errors import UserError
@@ -33,3 +34,20 @@ def one_of(key: str, value: object, choices: Iterable[object]) -> None:
     options = list(choices)
     if value not in options:
         raise UserError(f"{key}={value!r} is not known", fix=f"use one of: {', '.join(map(str, options))}")
+
+
+def folder(key: str, value: str) -> None:
+    """`value` can be the folder a command writes into: not an existing file (Hydra would fail
+    creating it with a traceback)."""
+    if Path(value).expanduser().exists() and not Path(value).expanduser().is_dir():
+        raise UserError(f"{key}={value} is a file, not a folder", fix=f"pass {key}=<a folder to write into>")
+
+
+def items_per_template(key: str, value: object) -> int | None:
+    """A test suite's items per template: a positive integer, or None / 'all' (every combination)."""
+    if value is None or value == "all":
+        return None
+    if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
+        raise UserError(f"{key}={value!r} is not a positive number of items per template",
+                        fix=f"pass {key}=<integer> or {key}=all")
+    return int(value)

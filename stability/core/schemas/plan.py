@@ -1,0 +1,44 @@
+"""`nli-stability plan`: the plan's own options (`conf/plan.yaml`, the `plan.*` keys); every
+other override is a training override, expanded as training would expand it."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from stability.core.errors import UserError
+from stability.core.schemas.checks import above
+
+
+def _positive_finite(key: str, value: float | None) -> None:
+    if value is None:
+        return
+    above(key, value, 0)
+    if not math.isfinite(value):
+        raise UserError(f"{key}={value!r} is not finite", fix=f"pass {key}=<a number > 0>")
+
+
+@dataclass
+class PlanOptions:
+    """One run's measured throughput (GPU-hours need it), epochs per run instead of
+    trainer.max_epochs, and JSON instead of the table."""
+
+    samples_per_second: Optional[float] = None
+    expected_epochs: Optional[float] = None
+    json: bool = False
+
+    def __post_init__(self) -> None:
+        _positive_finite("plan.samples_per_second", self.samples_per_second)
+        _positive_finite("plan.expected_epochs", self.expected_epochs)
+
+
+@dataclass
+class PlanConfig:
+    plan: PlanOptions = MISSING
+
+
+def register(store: ConfigStore) -> None:
+    store.store(name="plan_schema", node=PlanConfig)
