@@ -127,3 +127,9 @@ def test_report_writes_into_out(tmp_path):
     result = front_door(["report", f"runs=[{runs}]", "bootstrap=0", f"out={tmp_path / 'report'}"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "report" / "report.md").is_file()
+
+
+def test_an_argparse_style_option_is_one_line(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "stability.cli", "dataqa", "--lang", "fr", "x.jsonl"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert_one_line_error(result, "unknown option '--lang'", "key=value")

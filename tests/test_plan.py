@@ -121,8 +121,8 @@ def test_compact_seeds():
      "'plan.samples_per_second=fast': Value 'fast' of type 'str' could not be converted to Float"),
     (["experiment=baseline", "plan.expected_epochs=0"], "plan.expected_epochs=0.0 is out of range"),
     (["experiment=baseline", "plan.samples_per_second=inf"], "plan.samples_per_second=inf is not finite"),
-    (["plan.nokey=1"], "Could not override 'plan.nokey'"),
-    (["trainer.no_such_key=1"], "Could not override 'trainer.no_such_key'"),
+    (["plan.nokey=1"], "unknown key 'plan.nokey'"),
+    (["trainer.no_such_key=1"], "unknown key 'trainer.no_such_key'"),
     (["seed=3..1"], "bad range 'seed=3..1'"),
     (["baseline"], "Error parsing override 'baseline'"),
 ])

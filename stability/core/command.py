@@ -17,7 +17,8 @@ from omegaconf import DictConfig
 from stability.core.config import CONF_DIR
 from stability.core.errors import exit_on_user_error
 from stability.core.jobs import job_configs
-from stability.core.overrides import MULTIRUN_FLAGS, prepare_argv
+from stability.core.errors import UserError
+from stability.core.overrides import HYDRA_FLAGS, MULTIRUN_FLAGS, prepare_argv
 
 Task = Callable[[DictConfig], object]
 Check = Callable[[list[DictConfig]], None]
@@ -32,6 +33,10 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
     `task` runs inside Hydra's job: a UserError there is one line and status 2 as well.
     """
     arguments = prepare_argv(list(sys.argv[1:] if argv is None else argv), CONF_DIR)
+    unknown = [arg for arg in arguments if arg.startswith("-") and arg.split("=")[0] not in HYDRA_FLAGS]
+    if unknown:  # e.g. an argparse-style --lang fr: Hydra would print its whole usage
+        raise UserError(f"unknown option '{unknown[0]}'",
+                        fix="options are key=value overrides, e.g. lang=fr files=[a.jsonl]; --help lists the keys")
     if all(arg in MULTIRUN_FLAGS for arg in arguments if arg.startswith("-")):  # not --help, --cfg, ...
         configs = job_configs(arguments, config_name)
         if check is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -132,6 +133,10 @@ def composition_error(err: Exception, config_name: str) -> UserError:
     cause = err.__cause__
     if message.startswith("Error merging override ") and isinstance(cause, OmegaConfBaseException):
         message = f"'{message.removeprefix('Error merging override ')}': {first_line(getattr(cause, 'msg', None) or cause)}"
+    unknown = re.match(r"Could not override '(.+)'\.", message)
+    if unknown:  # Hydra's hint (append it with +key=value) would fail on a typed config too
+        return UserError(f"unknown key '{unknown.group(1)}'",
+                         fix=f"check its spelling (--help lists the keys, --cfg job prints the {config_name} config)")
     hints = [line for line in lines[1:] if not line.startswith(("full_key", "object_type", "reference_type", "See "))]
     return UserError(f"cannot compose the config: {message}",
                      fix=hints[0] if hints else f"check the key and its value (--help lists them, --cfg job "

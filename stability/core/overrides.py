@@ -17,6 +17,11 @@ from stability.core.errors import UserError, first_line
 _RANGE_ITEM = re.compile(r"^(?P<a>[^./\\\s][^/\\\s]*?)\.\.(?P<b>[^./\\\s][^/\\\s]*)$")
 _INTEGER = re.compile(r"^-?\d+$")
 MULTIRUN_FLAGS = ("-m", "--multirun")
+# Hydra's own command-line flags; every other option of a command is a key=value override
+HYDRA_FLAGS = frozenset({"-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "--resolve", "-p", "--package",
+                         "-i", "--info", "-r", "--run", "-m", "--multirun", "-sc", "--shell-completion",
+                         "-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir",
+                         "--experimental-rerun"})
 _FILE_SCHEME = "file://"
 
 

@@ -50,7 +50,7 @@ def test_every_combination_is_nall(tmp_path):
     (["lang=fr", "n=0"], "n=0 is not a positive number of items per template"),
     (["lang=fr", "n=-3"], "n=-3 is not a positive number of items per template"),
     (["lang=fr", "seed=one"], "'seed=one': Value 'one' of type 'str' could not be converted to Integer"),
-    (["lang=fr", "size=3"], "Could not override 'size'"),
+    (["lang=fr", "size=3"], "unknown key 'size'"),
     (["lang=fr", "out=a.jsonl"], "out=a.jsonl is a file, not a folder"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(tmp_path, args, fragment):
