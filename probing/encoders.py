@@ -81,8 +81,8 @@ def plan_from_runs(runs: list[tuple[RunDir, RunRecord]], model_cfg: DictConfig, 
         if not run.has_model():
             raise UserError("the run saved no weights", path=run.path,
                             fix="rerun the sweep with trainer.save_model=true (finished runs only add their weights)")
-    fine_tuned = [EncoderSpec(fine_tuned_model(record.setup), record.seed, str(run.model_dir))
-                  for run, record in sorted(runs, key=lambda pair: (pair[1].setup, pair[1].seed))]
+    fine_tuned = [EncoderSpec(fine_tuned_model(record.setup, record.variant), record.seed, str(run.model_dir))
+                  for run, record in sorted(runs, key=lambda pair: (pair[1].setup, pair[1].variant, pair[1].seed))]
     if model_cfg.kind == "tiny":
         pretrained = EncoderSpec(PRETRAINED, None, fine_tuned[0].source, init_seed=seed)
     else:

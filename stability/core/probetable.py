@@ -1,7 +1,8 @@
 """probing.csv (DESIGN.md section 7): the table `nli-stability probe` writes and the report reads.
 
 One row per (model, seed, task, layer). `model` is `pretrained` for the encoder the runs
-started from, `fine-tuned:<setup>` for a run's saved weights (`seed` is empty for
+started from, `fine-tuned:<setup>` (or `fine-tuned:<setup>/<variant>` for a run of a variant,
+so two learning rates are never pooled into one seed statistic) for a run's saved weights (`seed` is empty for
 `pretrained`). Accuracies are on the diagnostic set; `control_acc` is the same probe
 trained on labels permuted within the training split, `selectivity = test_acc −
 control_acc`, `random_init_acc` the same probe on a randomly initialised encoder of the
@@ -24,9 +25,9 @@ PRETRAINED = "pretrained"
 FINE_TUNED = "fine-tuned"
 
 
-def fine_tuned_model(setup: str) -> str:
-    """The `model` value of a run's saved weights: `fine-tuned:<setup>`."""
-    return f"{FINE_TUNED}:{setup}"
+def fine_tuned_model(setup: str, variant: str = "") -> str:
+    """The `model` value of a run's saved weights: `fine-tuned:<setup>[/<variant>]`."""
+    return f"{FINE_TUNED}:{setup}" + (f"/{variant}" if variant else "")
 
 
 def write_probing_table(table: pd.DataFrame, folder: Path) -> Path:

@@ -135,3 +135,20 @@ def test_a_mixed_language_folder_is_one_line(tmp_path):
     assert_one_line_error(probe_cli([f"runs={tmp_path / 'sweep'}"], tmp_path),
                           "the runs disagree on lang (en, fr)", "lang=en or lang=fr")
     assert not (tmp_path / "sweep" / "probing").exists()      # refused before Hydra made its folder
+
+
+def test_runs_of_two_variants_are_two_fine_tuned_models(tmp_path):
+    """Two learning rates of one setup are never pooled into one model's seed statistics."""
+    from omegaconf import OmegaConf
+
+    from probing.encoders import plan_from_runs
+
+    runs = []
+    for variant, seed in (("", 0), ("", 1), ("lr3e-05", 0)):
+        run = RunDir(tmp_path / "en" / "rte" / variant / f"seed{seed}")
+        (run.model_dir).mkdir(parents=True)
+        (run.model_dir / "config.json").write_text("{}")
+        runs.append((run, RunRecord(lang="en", setup="rte", seed=seed, variant=variant)))
+    plan = plan_from_runs(runs, OmegaConf.create({"kind": "pretrained", "name": "bert-base-multilingual-cased"}), 0)
+    assert [(spec.model, spec.seed) for spec in plan.fine_tuned] == [
+        ("fine-tuned:rte", 0), ("fine-tuned:rte", 1), ("fine-tuned:rte/lr3e-05", 0)]
