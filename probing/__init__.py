@@ -6,7 +6,7 @@ control), labels pairs by the annotator (or by the diagnostic set's gold categor
 fits L2 logistic-regression probes for all layers, tasks and strengths at once, and
 writes probing.csv, probing.md and one figure per task.
 
-May import `stability.core`, `stability.data`, `stability.report` (bootstrap, stats and
-`figures.safe_name`) and `annotators`; `stability` never imports it. The entry point
+May import `stability.core`, `stability.data`, `stability.statistics` (bootstrap, correlation
+and `figures.safe_name`) and `annotators`; `stability` never imports it. The entry point
 (`__main__`) also uses `stability.core.overrides` to check overrides like training does.
 """

@@ -19,8 +19,10 @@ from stability.report.failed import FailedRule, failed_keys, failed_runs, withou
 from stability.report.markdown import Comparison, Report, render
 from stability.report.probing import probing_section
 from stability.report.sizes import size_curve
-from stability.report.stats import category_stats, language_corr, summary
+from stability.report.stats import language_corr, summary
 from stability.report.suites import suite_accuracy, suite_section
+from stability.statistics.figures import seed_heatmaps
+from stability.statistics.seeds import category_stats
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"from {', '.join(str(path) for path in args.paths)}",
         summary=summary_table, category_stats=stats, language_corr=languages, confidence=args.confidence,
         size_curve=curve,
-        seed_figures=figures.seed_heatmaps(stats, writer.out, fine_flags, failed_keys(failed)) if draw else [],
+        seed_figures=seed_heatmaps(stats, writer.out, fine_flags, failed_keys(failed)) if draw else [],
         language_figures=figures.language_heatmaps(stats, writer.out, fine_flags) if draw else [],
         size_figure=figures.size_curve_plot(curve, writer.out) if draw and not curve.empty else None,
         comparison=_comparison(args, predictions, stats, writer) if args.compare else None,

@@ -1,4 +1,4 @@
-"""Read run directories and tidy CSVs into one tidy results table (DESIGN.md section 5).
+"""Read run directories and tidy CSVs into one tidy results table (docs/design.md, "Run directory").
 
 Everything downstream works on this table (plus the per-item predictions of run
 directories), so results produced elsewhere are analysed exactly like our own runs.
@@ -25,8 +25,8 @@ from stability.core.errors import UserError, first_line
 from stability.core.runrecord import RunDir, RunRecord, iter_runs
 from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
+from stability.statistics.seeds import TIDY_COLUMNS
 
-TIDY_COLUMNS = ["lang", "setup", "seed", "level", "category", "n_items", "mcc"]
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
 REQUIRED_COLUMNS = ["lang", "setup", "seed", "category", "mcc"]
 OVERALL = "overall"
@@ -210,7 +210,7 @@ def _check_categories(table: pd.DataFrame, path: Path, first_row_line: int | Non
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise UserError(f"unknown {level} category {table['category'].iloc[row]!r}", path=path,
                             line=None if first_row_line is None else row + first_row_line,
-                            fix="use the canonical names of DESIGN.md section 4")
+                            fix='use the canonical names of docs/design.md, "Taxonomy and metrics"')
 
 
 def _check_duplicates(results: pd.DataFrame) -> None:

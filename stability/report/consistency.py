@@ -32,7 +32,7 @@ from stability.core.metrics import kappa_defined, kappa_from_counts
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
 from stability.report.agreement import ALL_ITEMS
 from stability.report.failed import failed_keys
-from stability.report.membership import coarse_membership, fine_membership
+from stability.statistics.membership import coarse_membership, fine_membership
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import item_categories, noisy_predictions, write_metrics, write_run
 
-from stability.report import figures
+from stability.statistics import figures
 from stability.report.cli import main
 from stability.report.collect import collect
 from stability.report.failed import FailedRule, failed_runs, without_failed
@@ -117,7 +117,7 @@ def test_degenerate_cell_is_not_drawn_as_zero():
     matrix = pd.DataFrame({"0": [0.5, 0.0], "1": [0.0, -0.25]}, index=["Negation", "Conjunction"])
     undefined = pd.DataFrame({"0": [False, True], "1": [False, False]}, index=matrix.index)
     fig, ax = plt.subplots()
-    figures._draw(ax, matrix, 1.0, "MCC", "t", undefined=undefined, failed=["1"])
+    figures.draw_heatmap(ax, matrix, 1.0, "MCC", "t", undefined=undefined, failed=["1"])
     texts = {(round(t.get_position()[0], 1), round(t.get_position()[1], 1)): t.get_text() for t in ax.texts}
     plt.close(fig)
     assert texts[(0.5, 1.5)] == figures.UNDEFINED_TEXT            # Conjunction, seed 0: undefined

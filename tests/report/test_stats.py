@@ -7,13 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stability.report.stats import (
-    category_stats,
-    language_corr,
-    mean_pairwise,
-    pearson_matrix,
-    summary,
-)
+from stability.report.stats import language_corr, summary
+from stability.statistics.correlation import mean_pairwise, pearson_matrix
+from stability.statistics.seeds import category_stats
 
 CATS = ["Negation", "Conjunction", "Disjunction"]
 
