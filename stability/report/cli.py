@@ -5,24 +5,11 @@ import argparse
 import logging
 from pathlib import Path
 
-import pandas as pd
-
-from stability.core.errors import UserError, exit_on_user_error
+from stability.core.errors import exit_on_user_error
 from stability.core.progress import setup_cli_logging
-from stability.report import figures
-from stability.report.agreement import agreement_by_category, flip_items, item_agreement
-from stability.report.bootstrap import bootstrap_ci, bootstrap_deltas
-from stability.report.collect import DEGENERATE, collect
-from stability.report.compare import check_setups, delta_shares, setup_deltas
-from stability.report.crosslingual import check_arguments, cross_lingual
-from stability.report.failed import FailedRule, failed_keys, failed_runs, without_failed
-from stability.report.markdown import Comparison, Report, render
-from stability.report.probing import probing_section
-from stability.report.sizes import size_curve
-from stability.report.stats import language_corr, summary
-from stability.report.suites import suite_accuracy, suite_section
-from stability.statistics.figures import seed_heatmaps
-from stability.statistics.seeds import category_stats
+from stability.core.schemas.report import ReportSchema
+from stability.report.context import Context, prepare
+from stability.report.sections import SECTIONS
 
 log = logging.getLogger(__name__)
 
@@ -102,73 +89,6 @@ def default_out(first: Path) -> Path:
     return first / "report" if first.is_dir() else first.parent / "report"
 
 
-class _Writer:
-    """Writes tables into the output folder and remembers what it wrote."""
-
-    def __init__(self, out: Path) -> None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
-                            fix="choose another --out") from None
-        self.out = out
-        self.written: list[Path] = []
-
-    def csv(self, table: pd.DataFrame, name: str) -> None:
-        table.to_csv(self.out / name, index=False)
-        self.written.append(self.out / name)
-
-
-def _comparison(args: argparse.Namespace, predictions: pd.DataFrame, stats: pd.DataFrame,
-                writer: _Writer) -> Comparison:
-    """deltas.csv, delta_shares.csv and, with predictions, bootstrap_deltas.csv."""
-    setup_a, setup_b = args.compare
-    deltas = setup_deltas(stats, setup_a, setup_b)
-    shares = delta_shares(deltas, args.delta_mcc, args.delta_std)
-    writer.csv(deltas, "deltas.csv")
-    writer.csv(shares, "delta_shares.csv")
-    boot = None
-    if args.bootstrap and not predictions.empty:
-        boot = bootstrap_deltas(predictions, setup_a, setup_b, args.bootstrap,
-                                args.confidence, args.random_state)
-        writer.csv(boot, "bootstrap_deltas.csv")
-    figure = None if args.no_figures else figures.delta_heatmaps(deltas, setup_a, setup_b, writer.out)
-    return Comparison(setup_a, setup_b, args.delta_mcc, args.delta_std, deltas, shares, boot, figure)
-
-
-def _per_item(args: argparse.Namespace, predictions: pd.DataFrame, writer: _Writer,
-              failed: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Agreement and bootstrap tables, which need the runs' predictions.jsonl."""
-    if predictions.empty:
-        log.info("note: no predictions.jsonl in the inputs: per-item agreement and bootstrap intervals skipped")
-        return {}
-    items = item_agreement(predictions)
-    by_category = agreement_by_category(items)
-    writer.csv(items, "item_agreement.csv")
-    writer.csv(by_category, "agreement_by_category.csv")
-    writer.csv(flip_items(items, args.flip_top), "flip_items.csv")
-    parts = {"items": items, "agreement": by_category}
-    if failed["failed"].any():
-        parts["items_nonfailed"] = item_agreement(without_failed(predictions, failed))
-        writer.csv(parts["items_nonfailed"], "item_agreement_nonfailed.csv")
-    if args.bootstrap:
-        parts["bootstrap"] = bootstrap_ci(predictions, args.bootstrap, args.confidence, args.random_state)
-        writer.csv(parts["bootstrap"], "bootstrap_ci.csv")
-    return parts
-
-
-def _nonfailed_stats(failed: pd.DataFrame, results: pd.DataFrame, writer: _Writer) -> pd.DataFrame | None:
-    """failed_runs.csv and the seed statistics again without the failed runs (when runs were judged)."""
-    if failed.empty:
-        return None
-    writer.csv(failed, "failed_runs.csv")
-    kept = without_failed(results, failed)
-    writer.csv(category_stats(kept), "category_stats_nonfailed.csv")
-    nonfailed = summary(kept)
-    writer.csv(nonfailed, "summary_nonfailed.csv")
-    return nonfailed
-
-
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `python -m stability.report`."""
@@ -179,47 +99,29 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("need --bootstrap >= 0, 0 < --confidence < 1 and --flip-top >= 1")
     if not 0.5 <= args.constant_share <= 1:
         parser.error("need 0.5 <= --constant-share <= 1")
-    collected = collect(args.paths)
-    failed = failed_runs(collected.runs, collected.predictions, FailedRule(args.failed_margin, args.constant_share))
-    with_flags = collected.results_with_flags()     # results.csv keeps every run, even with --exclude-failed
-    kept, predictions = with_flags, collected.predictions
-    if args.exclude_failed:
-        kept, predictions = without_failed(with_flags, failed), without_failed(predictions, failed)
-    results = kept.drop(columns=DEGENERATE)         # the same rows, without the flags
-    if args.compare:
-        check_setups(results, *args.compare)
-    flagged_by_lang = check_arguments(args, predictions)
-    writer = _Writer(args.out or default_out(args.paths[0]))
-    draw = not args.no_figures
+    options = ReportSchema(
+        runs=[str(path) for path in args.paths], out=str(args.out or default_out(args.paths[0])),
+        compare=args.compare, delta_mcc=args.delta_mcc, delta_std=args.delta_std, bootstrap=args.bootstrap,
+        confidence=args.confidence, random_state=args.random_state, flip_top=args.flip_top,
+        figures=not args.no_figures, failed_margin=args.failed_margin, constant_share=args.constant_share,
+        exclude_failed=args.exclude_failed, consistency_pair=args.consistency_pair,
+        dataqa=[str(path) for path in args.dataqa] if args.dataqa else None)
+    write_report(prepare(options))
 
-    summary_table, stats = summary(results), category_stats(results)
-    languages = language_corr(stats)
-    curve = size_curve(summary_table, results)
-    for table, name in ((with_flags, "results.csv"), (summary_table, "summary.csv"),
-                        (stats, "category_stats.csv"), (languages, "language_corr.csv")):
-        writer.csv(table, name)
-    if not curve.empty:
-        writer.csv(curve, "size_curve.csv")
-    suites = suite_accuracy(predictions)
-    if not suites.empty:
-        writer.csv(suites, "template_accuracy.csv")
-    nonfailed = _nonfailed_stats(failed, results, writer)
-    fine_flags = kept[kept["level"] == "fine"]
-    crossed = cross_lingual(predictions, failed, args, flagged_by_lang, writer.out, writer.csv, draw)
-    report = Report(
-        sources=f"{collected.n_runs} run directories and {collected.n_csv} tidy CSV files "
-                f"from {', '.join(str(path) for path in args.paths)}",
-        summary=summary_table, category_stats=stats, language_corr=languages, confidence=args.confidence,
-        size_curve=curve,
-        seed_figures=seed_heatmaps(stats, writer.out, fine_flags, failed_keys(failed)) if draw else [],
-        language_figures=figures.language_heatmaps(stats, writer.out, fine_flags) if draw else [],
-        size_figure=figures.size_curve_plot(curve, writer.out) if draw and not curve.empty else None,
-        comparison=_comparison(args, predictions, stats, writer) if args.compare else None,
-        failed=failed, summary_nonfailed=nonfailed, excluded_failed=args.exclude_failed, cross_lingual=crossed,
-        **_per_item(args, predictions, writer, failed),
-        sections=[section for section in (suite_section(suites, stats) if not suites.empty else "",
-                                          probing_section(args.paths)) if section],
-    )
-    (writer.out / "report.md").write_text(render(report), encoding="utf-8")
-    print(f"read {collected.n_runs} runs and {collected.n_csv} CSV files; wrote {len(writer.written)} "
-          f"tables, {len(report.figures)} figures and report.md to {writer.out}")
+
+def write_report(context: Context) -> None:
+    """Every section in page order: its tables as CSVs, its markdown into report.md."""
+    parts, n_tables, n_figures = [], 0, 0
+    for section in SECTIONS:
+        built = section(context)
+        if built is None:
+            continue
+        for name, table in built.tables.items():
+            table.to_csv(context.out / name, index=False)
+        n_tables += len(built.tables)
+        n_figures += len(built.figures)
+        if built.markdown:
+            parts.append(built.markdown)
+    (context.out / "report.md").write_text("\n".join(parts), encoding="utf-8")
+    print(f"read {context.collected.n_runs} runs and {context.collected.n_csv} CSV files; wrote {n_tables} "
+          f"tables, {n_figures} figures and report.md to {context.out}")

@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from stability.report.suites import ALL_TEMPLATES, feature_gaps, suite_accuracy, suite_section
+from stability.report.sections.suites import suite_section
+from stability.report.suites import ALL_TEMPLATES, feature_gaps, suite_accuracy
 
 FEM, MASC = {"name.GENDER": "FEM"}, {"name.GENDER": "MASC"}
 
