@@ -1,5 +1,5 @@
-"""Multi-bootstrap confidence intervals of the report: per (lang, setup, category), and for the
-difference between two setups (docs/design.md, "Taxonomy and metrics").
+"""Multi-bootstrap confidence intervals of the report: per (lang, setup, variant, category), and
+for the difference between two conditions (docs/design.md, "Taxonomy and metrics").
 
 The resampling itself (seeds and items together, any score of the confusion counts) is
 `stability.statistics.bootstrap`; this module arranges the runs' predictions into its item
@@ -13,6 +13,7 @@ import pandas as pd
 from stability.core.metrics import mcc_from_counts
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.collect import OVERALL
+from stability.report.compare import Condition
 from stability.statistics.bootstrap import (
     ItemMatrix,
     Score,
@@ -24,16 +25,17 @@ from stability.statistics.bootstrap import (
     resampled_scores,
 )
 from stability.statistics.membership import fine_membership
+from stability.statistics.seeds import GROUP_KEY
 
 # The 33 fine categories, then all items (the overall MCC).
 CI_CATEGORIES: tuple[str, ...] = FINE_CATEGORIES + (OVERALL,)
-CI_COLUMNS = ["lang", "setup", "category", "estimate", "ci_low", "ci_high", "n_seeds", "n_items"]
+CI_COLUMNS = ["lang", "setup", "variant", "category", "estimate", "ci_low", "ci_high", "n_seeds", "n_items"]
 DELTA_CI_COLUMNS = ["lang", "category", "delta_mcc", "ci_low", "ci_high", "p_delta_le_0",
                     "n_items"]
 
 
 def item_matrix(group: pd.DataFrame) -> ItemMatrix:
-    """Arrays of one (lang, setup), keeping the items every seed predicted."""
+    """Arrays of one (lang, setup, variant), keeping the items every seed predicted."""
     preds = group.pivot(index="idx", columns="seed", values="pred").dropna()
     items = group.drop_duplicates("idx").set_index("idx").loc[preds.index]
     membership = np.column_stack([fine_membership(items["categories"]), np.ones(len(items), bool)])
@@ -43,34 +45,36 @@ def item_matrix(group: pd.DataFrame) -> ItemMatrix:
 
 def bootstrap_ci(predictions: pd.DataFrame, n_boot: int, confidence: float,
                  random_state: int, score: Score = mcc_from_counts) -> pd.DataFrame:
-    """Per (lang, setup, category): point estimate and multi-bootstrap interval."""
+    """Per (lang, setup, variant, category): point estimate and multi-bootstrap interval."""
     rng = np.random.default_rng(random_state)
     frames = []
-    for (lang, setup), group in predictions.groupby(["lang", "setup"], sort=True):
+    for (lang, setup, variant), group in predictions.groupby(GROUP_KEY, sort=True):
         runs = item_matrix(group)
         low, high = percentile_interval(bootstrap_samples(rng, n_boot, runs, score), confidence)
         frames.append(pd.DataFrame({
-            "lang": lang, "setup": setup, "category": CI_CATEGORIES, "estimate": point_estimate(runs, score),
+            "lang": lang, "setup": setup, "variant": variant, "category": CI_CATEGORIES, "estimate": point_estimate(runs, score),
             "ci_low": low, "ci_high": high, "n_seeds": len(runs.preds),
             "n_items": runs.membership.sum(axis=0).astype(int),
         }))
     return pd.concat(frames, ignore_index=True)[CI_COLUMNS]
 
 
-def bootstrap_deltas(predictions: pd.DataFrame, setup_a: str, setup_b: str, n_boot: int,
+def bootstrap_deltas(predictions: pd.DataFrame, condition_a: str, condition_b: str, n_boot: int,
                      confidence: float, random_state: int, score: Score = mcc_from_counts) -> pd.DataFrame:
     """Per (lang, category): ΔMCC = B − A with an interval and the one-sided p-value P(Δ ≤ 0).
 
-    Both setups are scored on the same drawn items (paired over items); their seeds are
-    drawn independently, since runs of different setups are independent.
+    A and B are conditions, `setup` or `setup/variant` (`Condition`). Both are scored on the
+    same drawn items (paired over items); their seeds are drawn independently, since runs of
+    different conditions are independent.
     """
+    keys = [Condition.parse(condition).key for condition in (condition_a, condition_b)]
     rng = np.random.default_rng(random_state)
     frames = []
     for lang, group in predictions.groupby("lang", sort=True):
-        by_setup = dict(tuple(group.groupby("setup")))
-        if setup_a not in by_setup or setup_b not in by_setup:
+        by_condition = dict(tuple(group.groupby(["setup", "variant"])))
+        if not all(key in by_condition for key in keys):
             continue
-        a, b = item_matrix(by_setup[setup_a]), item_matrix(by_setup[setup_b])
+        a, b = (item_matrix(by_condition[key]) for key in keys)
         shared = np.intersect1d(a.idx, b.idx)
         if shared.size == 0:
             continue

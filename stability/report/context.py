@@ -18,7 +18,7 @@ from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
 from stability.report.collect import DEGENERATE, Collected, collect
-from stability.report.compare import check_setups
+from stability.report.compare import check_conditions
 from stability.report.failed import FailedRule, failed_runs, without_failed
 from stability.report.stats import summary
 from stability.statistics.seeds import category_stats
@@ -66,6 +66,11 @@ class Context:
         """The summary over the non-failed runs; None when no run directory was judged."""
         return None if self.failed.empty else summary(self.nonfailed_results)
 
+    @cached_property
+    def has_variants(self) -> bool:
+        """Whether some run has a variant: report.md then shows a variant column."""
+        return bool((self.all_results["variant"] != "").any())
+
     @property
     def sources(self) -> str:
         """What was read, for the page's first line."""
@@ -84,7 +89,7 @@ def prepare(options: ReportSchema) -> Context:
     if options.exclude_failed:
         flagged_results, predictions = without_failed(all_results, failed), without_failed(predictions, failed)
     if options.compare:
-        check_setups(flagged_results, *options.compare)
+        check_conditions(flagged_results, *options.compare)
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
     out = Path(options.out)

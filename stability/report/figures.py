@@ -26,48 +26,53 @@ from stability.statistics.figures import (  # noqa: E402
     safe_name,
     save_figure,
 )
+from stability.statistics.seeds import condition_name  # noqa: E402
 
 
 def language_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | None = None) -> list[Path]:
-    """Category × language seed-mean MCC per setup: `heatmap_languages_<setup>.png` (n/a where every
-    seed's MCC was undefined)."""
+    """Category × language seed-mean MCC per (setup, variant): `heatmap_languages_<setup>.png`
+    (`..._<setup>_<variant>.png` for a variant; n/a where every seed's MCC was undefined)."""
     paths = []
-    for setup, group in stats.groupby("setup", sort=True):
+    for (setup, variant), group in stats.groupby(["setup", "variant"], sort=True):
         matrix = group.pivot(index="category", columns="lang", values="mcc_mean") \
             .reindex(group["category"].drop_duplicates())
         undefined = None
-        if degenerate is not None and not degenerate[degenerate["setup"] == setup].empty:
-            part = degenerate[degenerate["setup"] == setup]
+        part = None if degenerate is None else \
+            degenerate[(degenerate["setup"] == setup) & (degenerate["variant"] == variant)]
+        if part is not None and not part.empty:
             undefined = part.assign(degenerate=part["degenerate"].fillna(False).astype(bool)) \
                 .groupby(["category", "lang"])["degenerate"].all().unstack()
+        condition = condition_name(setup, variant)
         fig, axes = category_figure(1, *matrix.shape)
-        draw_heatmap(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{setup}: mean category MCC",
-              undefined=undefined)
+        draw_heatmap(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{condition}: mean category MCC",
+                     undefined=undefined)
         axes[0, 0].set_xlabel("language" + ("   (n/a: MCC undefined in every seed)" if undefined is not None else ""))
-        paths.append(save_figure(fig, out / f"heatmap_languages_{safe_name(setup)}.png"))
+        paths.append(save_figure(fig, out / f"heatmap_languages_{safe_name(condition)}.png"))
     return paths
 
 
-def delta_heatmaps(deltas: pd.DataFrame, setup_a: str, setup_b: str, out: Path) -> Path:
+def delta_heatmaps(deltas: pd.DataFrame, condition_a: str, condition_b: str, out: Path) -> Path:
     """ΔMCC and Δσ (B − A) as category × language maps: `deltas_<A>_vs_<B>.png`."""
     order = deltas["category"].drop_duplicates()
     fig, axes = category_figure(2, len(order), deltas["lang"].nunique())
     for ax, column, label in zip(axes[0], ["delta_mcc", "delta_std"], ["ΔMCC", "Δσ"]):
         matrix = deltas.pivot(index="category", columns="lang", values=column).reindex(order)
         vmax = max(float(np.nanmax(np.abs(matrix.to_numpy()), initial=0.0)), 0.05)
-        draw_heatmap(ax, matrix, vmax, f"{label} ({setup_b} − {setup_a})", label)
+        draw_heatmap(ax, matrix, vmax, f"{label} ({condition_b} − {condition_a})", label)
         ax.set_xlabel("language")
-    fig.suptitle(f"{setup_b} vs {setup_a}")
-    return save_figure(fig, out / f"deltas_{safe_name(setup_a)}_vs_{safe_name(setup_b)}.png")
+    fig.suptitle(f"{condition_b} vs {condition_a}")
+    return save_figure(fig, out / f"deltas_{safe_name(condition_a)}_vs_{safe_name(condition_b)}.png")
 
 
 def size_curve_plot(curve: pd.DataFrame, out: Path) -> Path:
-    """Per language: MCC (mean ± σ) and RS corr. against added MNLI examples: `size_curve.png`."""
+    """Per language: MCC (mean ± σ) and RS corr. against added MNLI examples, a line per setup family
+    (and variant): `size_curve.png`."""
     langs = sorted(curve["lang"].unique())
     fig, axes = plt.subplots(len(langs), 2, figsize=(11, 3.4 * len(langs)), squeeze=False)
     sizes = np.sort(curve["n_added"].unique())
     for row, lang in zip(axes, langs):
-        for family, line in curve[curve["lang"] == lang].groupby("family", sort=True):
+        for (family, variant), line in curve[curve["lang"] == lang].groupby(["family", "variant"], sort=True):
+            family = condition_name(family, variant)
             for stat, marker in (("overall_mcc", "o"), ("mean_category_mcc", "s")):
                 row[0].errorbar(line["n_added"], line[f"{stat}_mean"], yerr=line[f"{stat}_std"],
                                 marker=marker, capsize=3,
@@ -85,9 +90,9 @@ def size_curve_plot(curve: pd.DataFrame, out: Path) -> Path:
     return save_figure(fig, out / "size_curve.png")
 
 
-def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], setup: str,
+def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], condition: str,
                   out: Path, note: str = "") -> Path:
-    """Language × language mean Cohen's κ (± σ over seeds) per run subset: `kappa_<setup>.png`.
+    """Language × language mean Cohen's κ (± σ over seeds) per run subset: `kappa_<condition>.png`.
 
     `matrices` maps a panel title (e.g. "all runs", "non-failed runs") to (κ mean, κ σ,
     run pairs) matrices; the diagonal is the seed baseline (two seeds of the same language).
@@ -111,18 +116,20 @@ def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataF
         ax.set_xlabel("language B")
         ax.set_ylabel("language A")
         ax.tick_params(axis="y", labelrotation=0)
-    fig.suptitle(f"{setup}: agreement of predictions across languages (same seed);\n"
+    fig.suptitle(f"{condition}: agreement of predictions across languages (same seed);\n"
                  "framed diagonal = seed baseline (two seeds of one language)" + (f"\n{note}" if note else ""),
                  fontsize=10)
-    return save_figure(fig, out / f"kappa_{safe_name(setup)}.png")
+    return save_figure(fig, out / f"kappa_{safe_name(condition)}.png")
 
 
-def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str], out: Path) -> Path:
-    """Per fine category: consistency of the pair (mean ± σ over seeds) with each language's seed
-    baseline as markers: `consistency_<setup>_<a>_<b>.png`."""
+def consistency_bars(by_category: pd.DataFrame, key: tuple[str, str], pair: tuple[str, str], out: Path) -> Path:
+    """Per fine category: consistency of the pair (mean ± σ over seeds) in one (setup, variant), with
+    each language's seed baseline as markers: `consistency_<setup>[_<variant>]_<a>_<b>.png`."""
     lang_a, lang_b = pair
-    part = by_category[(by_category["setup"] == setup) & (by_category["runs"] == "all")
-                       & (by_category["level"] == "fine")]
+    setup, variant = key
+    condition = condition_name(setup, variant)
+    part = by_category[(by_category["setup"] == setup) & (by_category["variant"] == variant)
+                       & (by_category["runs"] == "all") & (by_category["level"] == "fine")]
 
     def series(a: str, b: str, column: str) -> pd.Series:
         return part[(part["lang_a"] == a) & (part["lang_b"] == b)].set_index("category")[column]
@@ -144,7 +151,7 @@ def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str
     ax.invert_yaxis()
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("consistency: share of items with the same prediction (mean ± σ over seeds)")
-    ax.set_title(f"{setup}: {lang_a} vs {lang_b} per category, all runs (items in parentheses)")
+    ax.set_title(f"{condition}: {lang_a} vs {lang_b} per category, all runs (items in parentheses)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
-    return save_figure(fig, out / f"consistency_{safe_name(setup)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")
+    return save_figure(fig, out / f"consistency_{safe_name(condition)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")

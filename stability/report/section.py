@@ -44,6 +44,12 @@ def pm(mean: float, std: float) -> str:
     return f"{num(mean)} ± {num(std)}"
 
 
+def with_variant(cells: list, variant: str, shown: bool) -> list:
+    """`cells` followed by the variant when the report shows variants (`Context.has_variants`),
+    so a page without variants has no empty column."""
+    return [*cells, variant] if shown else list(cells)
+
+
 def figure_links(paths: list[Path]) -> str:
     """Markdown images of figures written beside report.md."""
     return "".join(f"![{path.stem}]({path.name})\n\n" for path in paths)

@@ -1,4 +1,4 @@
-"""Seed statistics of docs/design.md ("Taxonomy and metrics") per (lang, setup): mean ± σ
+"""Seed statistics of docs/design.md ("Taxonomy and metrics") per (lang, setup, variant): mean ± σ
 (ddof = 1) and RS corr. (`summary`), and language-wise correlation (`language_corr`); the
 per-category table is `stability.statistics.seeds.category_stats`.
 
@@ -12,30 +12,31 @@ import pandas as pd
 
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.statistics.correlation import mean_pairwise, pearson_matrix
+from stability.statistics.seeds import GROUP_KEY
 
-SUMMARY_COLUMNS = ["lang", "setup", "n_seeds", "overall_mcc_mean", "overall_mcc_std",
+SUMMARY_COLUMNS = ["lang", "setup", "variant", "n_seeds", "overall_mcc_mean", "overall_mcc_std",
                    "mean_category_mcc_mean", "mean_category_mcc_std", "rs_corr",
                    "rs_corr_pairs", "rs_corr_skipped"]
-LANGUAGE_CORR_COLUMNS = ["setup", "lang_a", "lang_b", "pearson", "n_categories"]
+LANGUAGE_CORR_COLUMNS = ["setup", "variant", "lang_a", "lang_b", "pearson", "n_categories"]
 MEAN = "mean"
 
 
 def seed_matrix(fine: pd.DataFrame) -> pd.DataFrame:
-    """Seeds × fine categories (canonical order) of one (lang, setup)."""
+    """Seeds × fine categories (canonical order) of one (lang, setup, variant)."""
     matrix = fine.pivot(index="seed", columns="category", values="mcc")
     return matrix[[name for name in FINE_CATEGORIES if name in matrix.columns]]
 
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:
-    """One row per (lang, setup): seed count, overall and mean-category MCC mean ± σ, RS corr."""
+    """One row per (lang, setup, variant): seed count, overall and mean-category MCC mean ± σ, RS corr."""
     rows = []
-    for (lang, setup), group in results.groupby(["lang", "setup"], sort=True):
+    for (lang, setup, variant), group in results.groupby(GROUP_KEY, sort=True):
         overall = group.loc[group["level"] == "all", "mcc"]
         matrix = seed_matrix(group[group["level"] == "fine"])
         mean_category = matrix.mean(axis=1)
         rs = mean_pairwise(pearson_matrix(matrix.dropna(axis=1).to_numpy()))
         rows.append({
-            "lang": lang, "setup": setup, "n_seeds": group["seed"].nunique(),
+            "lang": lang, "setup": setup, "variant": variant, "n_seeds": group["seed"].nunique(),
             "overall_mcc_mean": overall.mean(), "overall_mcc_std": overall.std(ddof=1),
             "mean_category_mcc_mean": mean_category.mean(),
             "mean_category_mcc_std": mean_category.std(ddof=1),
@@ -45,24 +46,24 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def language_corr(stats: pd.DataFrame) -> pd.DataFrame:
-    """Per setup, Pearson r between languages' seed-averaged category vectors (long format).
+    """Per (setup, variant), Pearson r between languages' seed-averaged category vectors (long format).
 
     One row per unordered language pair; `lang_b = "mean"` rows give a language's mean r
     with the others, and `lang_a = lang_b = "mean"` the mean over all pairs (the
     language-wise analogue of RS corr.).
     """
     rows = []
-    for setup, group in stats.groupby("setup", sort=True):
+    for (setup, variant), group in stats.groupby(["setup", "variant"], sort=True):
         wide = group.pivot(index="lang", columns="category", values="mcc_mean").dropna(axis=1)
         if len(wide) < 2:
             continue
         corr = pearson_matrix(wide.to_numpy())
         langs, n_categories = list(wide.index), wide.shape[1]
         for a, b in zip(*np.triu_indices(len(langs), k=1)):
-            rows.append((setup, langs[a], langs[b], corr[a, b], n_categories))
+            rows.append((setup, variant, langs[a], langs[b], corr[a, b], n_categories))
         for a, lang in enumerate(langs):
             others = np.delete(corr[a], a)
             mean = float(np.nanmean(others)) if not np.isnan(others).all() else float("nan")
-            rows.append((setup, lang, MEAN, mean, n_categories))
-        rows.append((setup, MEAN, MEAN, mean_pairwise(corr).mean, n_categories))
+            rows.append((setup, variant, lang, MEAN, mean, n_categories))
+        rows.append((setup, variant, MEAN, MEAN, mean_pairwise(corr).mean, n_categories))
     return pd.DataFrame(rows, columns=LANGUAGE_CORR_COLUMNS)

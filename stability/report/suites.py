@@ -11,17 +11,18 @@ from __future__ import annotations
 import pandas as pd
 
 from stability.core.records import LABEL_NAMES
+from stability.statistics.seeds import GROUP_KEY
 
-ACCURACY_COLUMNS = ["lang", "setup", "template", "label", "categories", "feature", "value", "n_items",
+ACCURACY_COLUMNS = ["lang", "setup", "variant", "template", "label", "categories", "feature", "value", "n_items",
                     "n_seeds", "accuracy_mean", "accuracy_std"]
-GAP_COLUMNS = ["lang", "setup", "template", "feature", "low_value", "low_accuracy", "low_n",
+GAP_COLUMNS = ["lang", "setup", "variant", "template", "feature", "low_value", "low_accuracy", "low_n",
                "high_value", "high_accuracy", "high_n", "gap"]
 ALL_TEMPLATES = "all templates"
 _LABELS = dict(enumerate(LABEL_NAMES))
 
 
 def suite_accuracy(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Rows per (lang, setup, template): the whole template (feature empty), each feature value
+    """Rows per (lang, setup, variant, template): the whole template (feature empty), each feature value
     within it, and each feature value pooled over templates (template = "all templates")."""
     items = predictions[predictions["template"].notna()]
     if items.empty:
@@ -33,7 +34,7 @@ def suite_accuracy(predictions: pd.DataFrame) -> pd.DataFrame:
          for name, value in found.items()], columns=["index", "feature", "value"]).set_index("index")
     by_feature = items.join(features, how="inner")
     pooled = by_feature.assign(template=ALL_TEMPLATES)
-    keys = ["lang", "setup", "template", "feature", "value"]
+    keys = GROUP_KEY + ["template", "feature", "value"]
     per_seed = pd.concat([whole, by_feature, pooled]).groupby(keys + ["seed"], sort=False) \
         .agg(correct=("correct", "mean"), n_items=("correct", "size")).reset_index()
     table = per_seed.groupby(keys, sort=True).agg(
@@ -47,14 +48,14 @@ def suite_accuracy(predictions: pd.DataFrame) -> pd.DataFrame:
 
 
 def feature_gaps(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (lang, setup, template, feature): the values with the lowest and highest accuracy."""
+    """Per (lang, setup, variant, template, feature): the values with the lowest and highest accuracy."""
     rows = []
     values = table[table["feature"] != ""]
-    for (lang, setup, template, feature), group in values.groupby(["lang", "setup", "template", "feature"]):
+    for (lang, setup, variant, template, feature), group in values.groupby(GROUP_KEY + ["template", "feature"]):
         if len(group) < 2:
             continue
         ranked = group.sort_values(["accuracy_mean", "value"])
         low, high = ranked.iloc[0], ranked.iloc[-1]
-        rows.append([lang, setup, template, feature, low.value, low.accuracy_mean, low.n_items, high.value,
+        rows.append([lang, setup, variant, template, feature, low.value, low.accuracy_mean, low.n_items, high.value,
                      high.accuracy_mean, high.n_items, high.accuracy_mean - low.accuracy_mean])
-    return pd.DataFrame(rows, columns=GAP_COLUMNS).sort_values(["lang", "setup", "gap"], ascending=[True, True, False])
+    return pd.DataFrame(rows, columns=GAP_COLUMNS).sort_values(GROUP_KEY + ["gap"], ascending=[True, True, True, False])

@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from stability.core.taxonomy import COARSE_OF  # noqa: E402
+from stability.statistics.seeds import GROUP_KEY, condition_name, group_rows  # noqa: E402
 
 CMAP = "RdBu_r"
 _DPI = 120
@@ -49,7 +50,7 @@ def coarse_starts(categories: Iterable[str]) -> np.ndarray:
 
 
 def draw_heatmap(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, title: str,
-          undefined: pd.DataFrame | None = None, failed: Iterable[str] = ()) -> None:
+                 undefined: pd.DataFrame | None = None, failed: Iterable[str] = ()) -> None:
     """One category × column heat map on a symmetric colour range centred on 0.
 
     `undefined` (same shape, bool) marks cells drawn grey with "n/a" instead of a colour and
@@ -90,11 +91,11 @@ def save_figure(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
-def _undefined_by_seed(degenerate: pd.DataFrame | None, lang: str, setup: str) -> pd.DataFrame | None:
-    """Category × seed (str) bool of one (lang, setup), with a `mean` column true where every seed is."""
+def _undefined_by_seed(degenerate: pd.DataFrame | None, group: tuple[str, str, str]) -> pd.DataFrame | None:
+    """Category × seed (str) bool of one (lang, setup, variant), with a `mean` column true where every seed is."""
     if degenerate is None:
         return None
-    part = degenerate[(degenerate["lang"] == lang) & (degenerate["setup"] == setup)]
+    part = group_rows(degenerate, group)
     if part.empty:
         return None
     matrix = part.pivot(index="category", columns="seed", values="degenerate").fillna(False).astype(bool)
@@ -104,23 +105,25 @@ def _undefined_by_seed(degenerate: pd.DataFrame | None, lang: str, setup: str) -
 
 
 def seed_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | None = None,
-                  failed: set[tuple[str, str, int]] = frozenset()) -> list[Path]:
-    """Category × seed MCC (plus the seed mean) per (lang, setup): `heatmap_<lang>_<setup>.png`.
+                  failed: set[tuple[str, str, str, int]] = frozenset()) -> list[Path]:
+    """Category × seed MCC (plus the seed mean) per (lang, setup, variant):
+    `heatmap_<lang>_<setup>.png`, `heatmap_<lang>_<setup>_<variant>.png` for a variant.
 
-    `degenerate`: fine rows lang, setup, seed, category, degenerate (undefined MCCs read
-    "n/a"); `failed`: (lang, setup, seed) of failed runs, whose columns are hatched.
+    `degenerate`: fine rows lang, setup, variant, seed, category, degenerate (undefined MCCs
+    read "n/a"); `failed`: (lang, setup, variant, seed) of failed runs, whose columns are hatched.
     """
     paths = []
-    for (lang, setup), group in stats.groupby(["lang", "setup"], sort=True):
+    for (lang, setup, variant), group in stats.groupby(GROUP_KEY, sort=True):
         matrix = group.set_index("category").filter(regex=r"^seed_").dropna(axis=1, how="all")
         matrix.columns = [column.removeprefix("seed_") for column in matrix.columns]
         matrix["mean"] = group.set_index("category")["mcc_mean"]
-        failed_seeds = [column for column in matrix.columns[:-1] if (lang, setup, int(column)) in failed]
+        failed_seeds = [column for column in matrix.columns[:-1] if (lang, setup, variant, int(column)) in failed]
+        condition = condition_name(setup, variant)
         fig, axes = category_figure(1, *matrix.shape)
-        draw_heatmap(axes[0, 0], matrix, 1.0, "MCC", f"{lang} · {setup}: category MCC per seed",
-              undefined=_undefined_by_seed(degenerate, lang, setup), failed=failed_seeds)
+        draw_heatmap(axes[0, 0], matrix, 1.0, "MCC", f"{lang} · {condition}: category MCC per seed",
+                     undefined=_undefined_by_seed(degenerate, (lang, setup, variant)), failed=failed_seeds)
         axes[0, 0].axvline(matrix.shape[1] - 1, color="black", linewidth=1.2)
         axes[0, 0].set_xlabel("seed   (n/a: MCC undefined" + ("; hatched: failed run, included in the mean)"
                                                                if failed_seeds else ")"))
-        paths.append(save_figure(fig, out / f"heatmap_{safe_name(lang)}_{safe_name(setup)}.png"))
+        paths.append(save_figure(fig, out / f"heatmap_{safe_name(lang)}_{safe_name(condition)}.png"))
     return paths

@@ -107,7 +107,8 @@ def tidy_fine_rows(runs: list[dict]) -> pd.DataFrame:
     """The runs' category MCCs as the tidy results table the report's statistics read."""
     from stability.statistics.seeds import TIDY_COLUMNS
 
-    rows = [(m["lang"], m["setup"], int(m["seed"]), "fine", name, m.get("category_n", {}).get(name), mcc)
+    rows = [(m["lang"], m["setup"], m.get("variant") or "", int(m["seed"]), "fine", name,
+             m.get("category_n", {}).get(name), mcc)
             for m in runs for name, mcc in m["category_mcc"].items()]
     return pd.DataFrame(rows, columns=TIDY_COLUMNS)
 

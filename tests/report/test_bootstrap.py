@@ -25,7 +25,7 @@ def runs_frame(labels: np.ndarray, seed_preds: list[np.ndarray], setup: str = "r
             for seed, preds in enumerate(seed_preds)
             for i, (label, pred, cats) in enumerate(zip(labels, preds, categories))]
     return pd.DataFrame(rows, columns=["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment",
-                                       "categories"])
+                                       "categories"]).assign(variant="")
 
 
 @pytest.fixture

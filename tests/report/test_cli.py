@@ -14,7 +14,7 @@ from conftest import write_metrics
 from stability.report.cli import main
 
 FAST = ["--bootstrap", "0", "--no-figures"]
-SUMMARY_COLUMNS = ["lang", "setup", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
+SUMMARY_COLUMNS = ["lang", "setup", "variant", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
                    "mean_category_mcc_std", "rs_corr", "rs_corr_pairs", "rs_corr_skipped"]
 
 
@@ -40,7 +40,7 @@ def test_outputs_of_run_directories(synthetic_runs, tmp_path):
     assert list(summary.columns) == SUMMARY_COLUMNS
     assert len(summary) == 4 and (summary["n_seeds"] == 3).all()
     stats = pd.read_csv(out / "category_stats.csv")
-    assert list(stats.columns) == ["lang", "setup", "category", "coarse", "n_items", "mcc_mean", "mcc_std",
+    assert list(stats.columns) == ["lang", "setup", "variant", "category", "coarse", "n_items", "mcc_mean", "mcc_std",
                                    "seed_0", "seed_1", "seed_2"]
     assert len(stats) == 4 * 33
     seeds = stats[["seed_0", "seed_1", "seed_2"]].to_numpy()

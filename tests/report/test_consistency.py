@@ -106,8 +106,8 @@ def test_constant_predictions_give_kappa_zero_and_a_warning(tmp_path, caplog):
     report = (out / "report.md").read_text()
     assert "## Cross-lingual consistency" in report and "**Warning:** 6 of 6 run pairs" in report
     written = pd.read_csv(out / "consistency.csv")
-    assert list(written.columns[:10]) == ["setup", "lang_a", "lang_b", "seed_a", "seed_b", "n_items", "consistency",
-                                          "kappa", "consistency_correct", "consistency_incorrect"]
+    assert list(written.columns[:11]) == ["setup", "variant", "lang_a", "lang_b", "seed_a", "seed_b", "n_items",
+                                          "consistency", "kappa", "consistency_correct", "consistency_incorrect"]
 
 
 def test_items_are_matched_by_idx(tmp_path):

@@ -98,8 +98,8 @@ def test_degenerate_flag_travels_through_results_csv(tmp_path):
     (run / "metrics.json").write_text(json.dumps(metrics))
     main([str(tmp_path / "runs"), "--out", str(tmp_path / "a"), "--bootstrap", "0", "--no-figures"])
     results = pd.read_csv(tmp_path / "a" / "results.csv")
-    assert list(results.columns) == ["lang", "setup", "seed", "level", "category", "n_items", "mcc", "n_added",
-                                     "degenerate"]
+    assert list(results.columns) == ["lang", "setup", "variant", "seed", "level", "category", "n_items", "mcc",
+                                     "n_added", "degenerate"]
     assert sorted(results.loc[results["degenerate"], "category"]) == ["Logic", "Negation", "overall"]
     main([str(tmp_path / "a" / "results.csv"), "--out", str(tmp_path / "b"), "--bootstrap", "0", "--no-figures"])
     pd.testing.assert_frame_equal(results, pd.read_csv(tmp_path / "b" / "results.csv"))

@@ -7,7 +7,8 @@ from stability.core.markdown import num, table
 from stability.report.agreement import ALL_ITEMS, agreement_by_category, flip_items, item_agreement
 from stability.report.context import Context
 from stability.report.failed import without_failed
-from stability.report.section import LISTED, Built
+from stability.report.section import LISTED, Built, with_variant
+from stability.statistics.seeds import GROUP_KEY, group_rows
 
 log = logging.getLogger(__name__)
 
@@ -26,18 +27,20 @@ def build(context: Context) -> Built | None:
     kept = None
     if context.failed["failed"].any():
         kept = tables["item_agreement_nonfailed.csv"] = item_agreement(without_failed(predictions, context.failed))
-    rows = []
-    for (lang, setup), group in items.groupby(["lang", "setup"], sort=True):
-        categories = by_category[(by_category["lang"] == lang) & (by_category["setup"] == setup)
-                                 & (by_category["category"] != ALL_ITEMS)]
-        lowest = categories.sort_values(["agreement_mean", "category"]).head(LISTED)
-        nonfailed = kept[(kept["lang"] == lang) & (kept["setup"] == setup)]["agreement"] if kept is not None else None
-        rows.append([lang, setup, len(group), int(group["n_seeds"].max()), num(group["agreement"].mean()),
-                     "–" if nonfailed is None else num(nonfailed.mean()), num((group["agreement"] == 1).mean()),
-                     ", ".join(f"{r.category} ({num(r.agreement_mean)})" for r in lowest.itertuples())])
+    rows, variants = [], context.has_variants
+    for (lang, setup, variant), group in items.groupby(GROUP_KEY, sort=True):
+        categories = group_rows(by_category, (lang, setup, variant))
+        lowest = categories[categories["category"] != ALL_ITEMS] \
+            .sort_values(["agreement_mean", "category"]).head(LISTED)
+        nonfailed = group_rows(kept, (lang, setup, variant))["agreement"] if kept is not None else None
+        rows.append(with_variant([lang, setup], variant, variants)
+                    + [len(group), int(group["n_seeds"].max()), num(group["agreement"].mean()),
+                       "–" if nonfailed is None else num(nonfailed.mean()), num((group["agreement"] == 1).mean()),
+                       ", ".join(f"{r.category} ({num(r.agreement_mean)})" for r in lowest.itertuples())])
     text = ("## Per-item agreement\n\nShare of seed pairs that predict the same label for an item, "
             "averaged over items (all seeds, and without failed runs); `flip_items.csv` lists the items the "
             "seeds disagree on most.\n\n"
-            + table(["lang", "setup", "items", "seeds", "mean agreement (all seeds)", "(non-failed seeds)",
-                     "items all seeds agree on", "lowest-agreement categories"], rows))
+            + table(with_variant(["lang", "setup"], "variant", variants)
+                    + ["items", "seeds", "mean agreement (all seeds)", "(non-failed seeds)",
+                       "items all seeds agree on", "lowest-agreement categories"], rows))
     return Built(text, tables)

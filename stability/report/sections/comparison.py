@@ -5,7 +5,7 @@ from stability.core.markdown import num, table
 from stability.report import figures
 from stability.report.bootstrap import bootstrap_deltas
 from stability.report.collect import OVERALL
-from stability.report.compare import ALL_LANGUAGES, delta_shares, setup_deltas
+from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
 from stability.report.context import Context
 from stability.report.section import Built, figure_links, pm
 
@@ -15,7 +15,7 @@ def build(context: Context) -> Built | None:
     options = context.options
     if not options.compare:
         return None
-    a, b = options.compare
+    a, b = (str(Condition.parse(condition)) for condition in options.compare)
     deltas = setup_deltas(context.category_stats, a, b)
     shares = delta_shares(deltas, options.delta_mcc, options.delta_std)
     tables = {"deltas.csv": deltas, "delta_shares.csv": shares}
