@@ -29,7 +29,7 @@ RUN_KEY = GROUP_KEY + ["seed"]
 
 @dataclass(frozen=True)
 class FailedRule:
-    """The two thresholds of a failed run (report options --failed-margin, --constant-share)."""
+    """The two thresholds of a failed run (report options failed_margin, constant_share)."""
 
     margin: float = 0.0
     constant_share: float = 1.0

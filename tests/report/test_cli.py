@@ -13,7 +13,7 @@ from conftest import write_metrics
 
 from stability.report.cli import main
 
-FAST = ["--bootstrap", "0", "--no-figures"]
+FAST = ["bootstrap=0", "figures=false"]
 SUMMARY_COLUMNS = ["lang", "setup", "variant", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
                    "mean_category_mcc_std", "rs_corr", "rs_corr_pairs", "rs_corr_skipped"]
 
@@ -31,7 +31,7 @@ def exit_status(capsys, *argv: str | Path) -> tuple[int, str]:
 
 def test_outputs_of_run_directories(synthetic_runs, tmp_path):
     out = tmp_path / "report"
-    run_main(synthetic_runs, "--out", out, "--bootstrap", "30", "--no-figures", "--compare", "rte", "rte+mnli10000")
+    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=30", "figures=false", "compare=[rte,rte+mnli10000]")
     for name in ("results.csv", "summary.csv", "category_stats.csv", "language_corr.csv", "size_curve.csv",
                  "item_agreement.csv", "agreement_by_category.csv", "flip_items.csv", "bootstrap_ci.csv",
                  "deltas.csv", "delta_shares.csv", "bootstrap_deltas.csv", "report.md"):
@@ -56,8 +56,8 @@ def test_outputs_of_run_directories(synthetic_runs, tmp_path):
 
 
 def test_round_trip_through_results_csv(synthetic_runs, tmp_path):
-    run_main(synthetic_runs, "--out", tmp_path / "a", *FAST)
-    run_main(tmp_path / "a" / "results.csv", "--out", tmp_path / "b", *FAST)
+    run_main(f"runs={synthetic_runs}", f"out={tmp_path / 'a'}", *FAST)
+    run_main(f"runs={tmp_path / 'a' / 'results.csv'}", f"out={tmp_path / 'b'}", *FAST)
     for name in ("results.csv", "summary.csv", "category_stats.csv", "language_corr.csv", "size_curve.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / name), pd.read_csv(tmp_path / "b" / name))
 
@@ -69,7 +69,7 @@ def test_mixed_run_folder_and_csv(tmp_path):
     csv.write_text("lang,setup,seed,category,mcc\n"
                    "de,rte,0,Negation,0.1\nde,rte,0,Conjunction,0.3\n"
                    "de,rte,1,Negation,0.3\nde,rte,1,Conjunction,0.7\n")
-    run_main(tmp_path / "runs", csv, *FAST)
+    run_main(f"runs=[{tmp_path / 'runs'},{csv}]", *FAST)
     summary = pd.read_csv(tmp_path / "runs" / "report" / "summary.csv").set_index("lang")
     assert summary.loc["fr", "overall_mcc_mean"] == pytest.approx(0.3)
     assert summary.loc["fr", "rs_corr"] == pytest.approx(1.0)         # proportional vectors
@@ -85,7 +85,7 @@ def test_hand_written_csv(tmp_path, capsys):
                    "sv,rte,0,Negation,0.1\nsv,rte,0,Quantifiers,0.2\nsv,rte,0,Common sense,0.3\n"
                    "sv,rte,1,Negation,0.3\nsv,rte,1,Quantifiers,0.2\nsv,rte,1,Common sense,0.1\n"
                    "sv,rte,2,Negation,0.2\nsv,rte,2,Quantifiers,0.2\nsv,rte,2,Common sense,0.2\n")
-    run_main(csv)
+    run_main(f"runs={csv}")
     out = tmp_path / "report"
     row = pd.read_csv(out / "summary.csv").iloc[0]
     assert row["n_seeds"] == 3 and math.isnan(row["overall_mcc_mean"])
@@ -107,10 +107,10 @@ def test_compare_thresholds_from_the_command_line(tmp_path):
         rows += [f"fr,{setup},{seed},Negation,{negation}" for seed in (0, 1)]
         rows += [f"fr,{setup},{seed},Conjunction,{conjunction}" for seed in (0, 1)]
     csv.write_text("\n".join(rows) + "\n")
-    run_main(csv, "--compare", "rte", "rte+mnli10000", *FAST)
+    run_main(f"runs={csv}", "compare=[rte,rte+mnli10000]", *FAST)
     shares = pd.read_csv(tmp_path / "report" / "delta_shares.csv").set_index("lang")
     assert shares.loc["fr", "n_delta_mcc_above"] == 1                 # ΔMCC 0.1 (not counted) and 0.25
-    run_main(csv, "--compare", "rte", "rte+mnli10000", "--delta-mcc", "0.05", *FAST)
+    run_main(f"runs={csv}", "compare=[rte,rte+mnli10000]", "delta_mcc=0.05", *FAST)
     shares = pd.read_csv(tmp_path / "report" / "delta_shares.csv").set_index("lang")
     assert shares.loc["all", "n_delta_mcc_above"] == 2
 
@@ -122,26 +122,26 @@ def test_compare_thresholds_from_the_command_line(tmp_path):
 def test_bad_csv_exits_2_with_one_line(tmp_path, capsys, text, where):
     csv = tmp_path / "bad.csv"
     csv.write_text(text)
-    status, err = exit_status(capsys, csv, *FAST)
+    status, err = exit_status(capsys, f"runs={csv}", *FAST)
     assert status == 2
     assert err.count("\n") == 1 and err.startswith("error: ") and where in err and "fix:" in err
     assert not (tmp_path / "report").exists()
 
 
 def test_missing_path_empty_folder_unknown_setup_exit_2(tmp_path, capsys):
-    status, err = exit_status(capsys, tmp_path / "nowhere", *FAST)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'nowhere'}", *FAST)
     assert status == 2 and "no such file or directory" in err and err.count("\n") == 1
-    status, err = exit_status(capsys, tmp_path, *FAST)
+    status, err = exit_status(capsys, f"runs={tmp_path}", *FAST)
     assert status == 2 and "no run directories" in err
     write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
-    status, err = exit_status(capsys, tmp_path / "runs", "--compare", "rte", "rte+mnli", *FAST)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'runs'}", "compare=[rte,rte+mnli]", *FAST)
     assert status == 2 and "'rte+mnli' not in the results" in err
 
 
 def test_python_dash_m_reports_user_error(tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text("lang,setup,seed\nfr,rte,0\n")
-    done = subprocess.run([sys.executable, "-m", "stability.report", str(csv)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "stability.report", f"runs={csv}"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()] and "missing columns: category, mcc" in done.stderr
@@ -149,7 +149,7 @@ def test_python_dash_m_reports_user_error(tmp_path):
 
 def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
     out = tmp_path / "figs"
-    run_main(synthetic_runs, "--out", out, "--bootstrap", "20", "--compare", "rte", "rte+mnli10000")
+    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=20", "compare=[rte,rte+mnli10000]")
     names = {path.name for path in out.glob("*.png")}
     assert names == {"heatmap_de_rte.png", "heatmap_de_rte_mnli10000.png", "heatmap_fr_rte.png",
                      "heatmap_fr_rte_mnli10000.png", "heatmap_languages_rte.png",

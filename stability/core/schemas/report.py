@@ -39,7 +39,7 @@ class ReportSchema:
         self.runs = path_list("runs", self.runs)
         if not self.runs:
             raise UserError("runs is empty: nothing to report",
-                            fix="pass runs=DIR (a stability.train output folder or a tidy CSV), or runs=[DIR,FILE.csv]")
+                            fix="pass runs=DIR (an output folder of nli-stability train, or a tidy CSV), or runs=[DIR,FILE.csv]")
         self.dataqa = path_list("dataqa", self.dataqa)
         at_least("bootstrap", self.bootstrap, 0)
         above("confidence", self.confidence, 0)

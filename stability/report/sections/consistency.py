@@ -51,7 +51,7 @@ def _bar_pair(tables: Consistency, key: tuple[str, str], chosen: list[str] | Non
     pair = (chosen[0], chosen[1])
     if not ((part["lang_a"] == pair[0]) & (part["lang_b"] == pair[1])).any():
         raise UserError(f"no runs of both {pair[0]} and {pair[1]} in {condition_name(*key)!r} with a shared seed",
-                        fix="choose two languages of the report with --consistency-pair")
+                        fix="choose two languages of the report: consistency_pair=[a,b]")
     return pair
 
 
@@ -118,8 +118,8 @@ def _markdown(crossed: Consistency, pairs_drawn: dict[tuple[str, str], tuple[str
         part = part[Condition(*key).rows(part) & (part["lang_a"] == a) & (part["lang_b"] == b)
                     & (part["runs"] == "all") & (part["category"] != ALL_ITEMS)]
         lowest = part[part["level"] == "fine"].sort_values(["consistency_mean", "category"]).head(LISTED)
-        why = "chosen with --consistency-pair" if pair_chosen else \
-            "the pair with the lowest κ; choose another with --consistency-pair"
+        why = "chosen with consistency_pair" if pair_chosen else \
+            "the pair with the lowest κ; choose another with consistency_pair=[a,b]"
         text += (f"\n{condition_name(*key)}, {a} – {b} ({why}): least consistent categories "
                  + ", ".join(f"{r.category} ({num(r.consistency_mean)}, {r.n_items} items)"
                              for r in lowest.itertuples()) + ".\n")

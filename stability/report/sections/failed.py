@@ -20,14 +20,14 @@ def build(context: Context) -> Built | None:
     listed = [with_variant([r.lang, r.setup], r.variant, variants) + [r.seed, r.reason]
               for r in failed[failed["failed"]].itertuples()]
     group = with_variant(["lang", "setup"], "variant", variants)
-    treatment = ("They are left out of every table and figure (`--exclude-failed`)." if context.options.exclude_failed
+    treatment = ("They are left out of every table and figure (`exclude_failed=true`)." if context.options.exclude_failed
                  else "Their columns are hatched in the seed heat maps; the summary, `category_stats_nonfailed.csv`, "
                  "`summary_nonfailed.csv`, per-item agreement and consistency give each statistic over all seeds "
                  "and over the non-failed ones; bootstrap intervals, comparisons and size curves use all runs "
-                 "(`--exclude-failed` leaves failed runs out of everything).")
+                 "(`exclude_failed=true` leaves failed runs out of everything).")
     text = ("## Failed runs\n\nA run is *failed* when its validation accuracy is not above the validation "
             "set's majority-class share, or its diagnostic predictions are constant (thresholds: "
-            "`--failed-margin`, `--constant-share`). Such a run learned nothing: its category MCCs are 0.0 or "
+            "`failed_margin`, `constant_share`). Such a run learned nothing: its category MCCs are 0.0 or "
             f"undefined, not evidence about the categories. {treatment} Runs recorded before the majority "
             "share was stored are judged by their predictions only (last column).\n\n"
             + table(group + ["failed", "judged by predictions only"], rows))
