@@ -159,3 +159,46 @@ def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
                      "consistency_rte_mnli10000_de_fr.png"}
     report = (out / "report.md").read_text()
     assert all(f"({name})" in report for name in names)
+
+
+@pytest.mark.parametrize("option, fix", [
+    ("bootstrap=-1", "bootstrap=<a number >= 0>"), ("confidence=1", "confidence=<a number in [0, 1)>"),
+    ("confidence=0", "confidence=<a number > 0>"), ("flip_top=0", "flip_top=<a number >= 1>"),
+    ("constant_share=0.4", "constant_share=<a number in [0.5, 1]>"), ("compare=[rte]", "compare=[rte,rte+mnli_all]"),
+])
+def test_out_of_range_option_exits_2_before_anything_is_written(tmp_path, capsys, option, fix):
+    write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'out'}", option)
+    assert status == 2 and err.count("\n") == 1 and fix in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_runs_a_bare_path_and_a_sweep_are_refused_with_the_syntax_to_use(tmp_path, capsys):
+    status, err = exit_status(capsys, "bootstrap=0")
+    assert status == 2 and "runs is empty" in err and "runs=DIR" in err
+    status, err = exit_status(capsys, str(tmp_path))
+    assert status == 2 and f"(fix: name the runs: runs={tmp_path})" in err
+    for lang in ("fr", "de"):
+        write_metrics(tmp_path / lang, lang, "rte", 0, [0.1] * 33, 0.1)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'fr'},{tmp_path / 'de'}", f"out={tmp_path / 'out'}")
+    assert status == 2 and err.count("\n") == 1 and "the report does not sweep: runs would make 2" in err
+    assert f"runs=[{tmp_path / 'fr'},{tmp_path / 'de'}]" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, capsys):
+    write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
+    run_main(f"runs={tmp_path / 'runs'}", *FAST)
+    assert (tmp_path / "runs" / "report" / "report.md").is_file()
+    assert capsys.readouterr().out.strip() == (f"read 1 runs and 0 CSV files; wrote 7 tables, 0 figures and "
+                                               f"report.md to {tmp_path / 'runs' / 'report'}")
+
+
+def test_help_says_what_it_reads_and_writes():
+    done = subprocess.run([sys.executable, "-m", "stability.report", "--help"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    for text in ("Reads runs=", "Writes into out=", "ddof = 1", "docs/report.md", "compare=[rte,rte/lr3e-05]",
+                 "bootstrap: 1000"):
+        assert text in done.stdout
+    assert "DESIGN.md" not in done.stdout
