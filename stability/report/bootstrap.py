@@ -1,5 +1,5 @@
 """Multi-bootstrap confidence intervals of the report: per (lang, setup, variant, category), and
-for the difference between two conditions (docs/design.md, "Taxonomy and metrics").
+for the difference between two conditions (docs/design.md, "Metrics").
 
 The resampling itself (seeds and items together, any score of the confusion counts) is
 `stability.statistics.bootstrap`; this module arranges the runs' predictions into its item

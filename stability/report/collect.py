@@ -1,4 +1,4 @@
-"""Read run directories and tidy CSVs into one tidy results table (docs/design.md, "Run directory").
+"""Read run directories and tidy CSVs into one tidy results table (docs/design.md, "Results table").
 
 Everything downstream works on this table (plus the per-item predictions of run
 directories), so results produced elsewhere are analysed exactly like our own runs.
@@ -226,7 +226,7 @@ def _check_categories(table: pd.DataFrame, path: Path, first_row_line: int | Non
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise UserError(f"unknown {level} category {table['category'].iloc[row]!r}", path=path,
                             line=None if first_row_line is None else row + first_row_line,
-                            fix='use the canonical names of docs/design.md, "Taxonomy and metrics"')
+                            fix='use the canonical names of docs/design.md, "Taxonomy"')
 
 
 def _check_duplicates(results: pd.DataFrame) -> None:

@@ -1,4 +1,4 @@
-"""Deltas between two conditions (docs/design.md, "Taxonomy and metrics"): does condition B shift
+"""Deltas between two conditions (docs/design.md, "Metrics"): does condition B shift
 and stabilise the category MCCs of A?
 
 A *condition* is a setup and one of its variants, written `setup` (the variant "", the

@@ -1,8 +1,8 @@
 """Cross-lingual consistency: does the model decide the same way on the same item in two languages?
 
 The translated diagnostic sets share `idx`, labels and categories, so an item is one
-meaning in several languages. For two runs A and B (docs/design.md, "Outputs of the analysis
-parts"), on the items
+meaning in several languages. For two runs A and B (docs/design.md, "Analysis outputs"), on
+the items
 both predicted (matched by `idx`):
 
 - consistency = share of items with pred_A == pred_B;

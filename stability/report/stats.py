@@ -1,4 +1,4 @@
-"""Seed statistics of docs/design.md ("Taxonomy and metrics") per (lang, setup, variant): mean ± σ
+"""Seed statistics (docs/design.md, "Metrics") per (lang, setup, variant): mean ± σ
 (ddof = 1) and RS corr. (`summary`), and language-wise correlation (`language_corr`); the
 per-category table is `stability.statistics.seeds.category_stats`.
 

@@ -1,7 +1,7 @@
 """Statistics and figures that several commands share, owned by none of them.
 
 The report, probing and W&B tracking all compute seed statistics the same way: Pearson
-correlation between seeds' vectors (`correlation`, the RS corr. of docs/design.md), per-category
+correlation between seeds' vectors (`correlation`: RS corr., docs/design.md, "Metrics"), per-category
 mean ± σ over seeds (`seeds`), the multi-bootstrap over seeds and items (`bootstrap`), which
 categories an item belongs to (`membership`), and the category × seed heat map (`figures`).
 Keeping them here lets each command import them without importing another command.

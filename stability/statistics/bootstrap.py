@@ -1,4 +1,4 @@
-"""The multi-bootstrap over seeds and items (docs/design.md, "Taxonomy and metrics"), vectorised.
+"""The multi-bootstrap over seeds and items (docs/design.md, "Metrics"), vectorised.
 
 One bootstrap sample draws seeds with replacement and items with replacement, recomputes
 each group's score per drawn seed on the drawn items of that group, and averages over the

@@ -1,4 +1,4 @@
-"""Pearson correlation between rows, averaged over pairs: RS corr. (docs/design.md, "Taxonomy and metrics").
+"""Pearson correlation between rows, averaged over pairs: RS corr. (docs/design.md, "Metrics").
 
 The report applies it to seeds' category-MCC vectors (RS corr.) and to languages'
 seed-averaged vectors; probing to seeds' layer profiles. A pair where a row is constant has

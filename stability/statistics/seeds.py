@@ -1,6 +1,6 @@
 """Per-category seed statistics of the tidy results table: mean ± σ over seeds (ddof = 1).
 
-The tidy results table (docs/design.md, "Run directory") has one row per (lang, setup,
+The tidy results table (docs/design.md, "Results table") has one row per (lang, setup,
 variant, seed, level, category); the report builds it from run directories and CSVs, W&B
 tracking from the records of one group's finished seeds, and both summarise it with
 `category_stats`. The seeds of one (lang, setup, variant) are one group (`GROUP_KEY`):

@@ -1,5 +1,5 @@
 """`## Probing`: every probing.csv under the report's input folders, summarised as the best layer
-per (model, task) with its controls (docs/design.md, "Outputs of the analysis parts")."""
+per (model, task) with its controls (docs/design.md, "Analysis outputs")."""
 from __future__ import annotations
 
 from pathlib import Path
