@@ -35,19 +35,19 @@ class Context:
     collected: Collected
     failed: pd.DataFrame                            # failed_runs.csv (empty: no run directory judged)
     all_results: pd.DataFrame                       # the tidy table with its `degenerate` flags
-    flagged_results: pd.DataFrame                   # the same, without failed runs under exclude_failed
+    kept_results: pd.DataFrame                      # the same, without failed runs under exclude_failed
     predictions: pd.DataFrame
     flagged_by_lang: dict[str, set[str]] | None     # dataqa: flagged diagnostic items per language
 
     @cached_property
     def results(self) -> pd.DataFrame:
         """The tidy table the statistics read (no flags)."""
-        return self.flagged_results.drop(columns=DEGENERATE)
+        return self.kept_results.drop(columns=DEGENERATE)
 
     @cached_property
     def fine_flags(self) -> pd.DataFrame:
         """Fine rows with their `degenerate` flag: the heat maps grey out undefined MCCs."""
-        return self.flagged_results[self.flagged_results["level"] == "fine"]
+        return self.kept_results[self.kept_results["level"] == "fine"]
 
     @cached_property
     def summary(self) -> pd.DataFrame:
@@ -85,11 +85,11 @@ def prepare(options: ReportSchema) -> Context:
     failed = failed_runs(collected.runs, collected.predictions,
                          FailedRule(options.failed_margin, options.constant_share))
     all_results = collected.results_with_flags()
-    flagged_results, predictions = all_results, collected.predictions
+    kept_results, predictions = all_results, collected.predictions
     if options.exclude_failed:
-        flagged_results, predictions = without_failed(all_results, failed), without_failed(predictions, failed)
+        kept_results, predictions = without_failed(all_results, failed), without_failed(predictions, failed)
     if options.compare:
-        check_conditions(flagged_results, *options.compare)
+        check_conditions(kept_results, *options.compare)
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
     out = Path(options.out)
@@ -98,7 +98,7 @@ def prepare(options: ReportSchema) -> Context:
     except OSError as err:
         raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
                         fix="choose another out=DIR") from None
-    return Context(options, paths, out, collected, failed, all_results, flagged_results, predictions, flagged)
+    return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged)
 
 
 def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) -> None:

@@ -39,5 +39,6 @@ def test_smoke_run_on_a_generated_suite_and_its_report(tmp_path):
     assert "| negation.entailed | entailment | Negation |" in section
     assert "| name.GENDER | " in section
     table = (folder / "template_accuracy.csv").read_text(encoding="utf-8").splitlines()
-    assert table[0] == "lang,setup,template,label,categories,feature,value,n_items,n_seeds,accuracy_mean,accuracy_std"
+    assert table[0] == ("lang,setup,variant,template,label,categories,feature,value,n_items,n_seeds,accuracy_mean,"
+                        "accuracy_std")
     assert len(table) > 30
