@@ -1,4 +1,4 @@
-"""Speed of the multi-bootstrap: vectorised (stability.report.bootstrap) vs a straightforward loop.
+"""Speed of the multi-bootstrap: vectorised (stability.statistics.bootstrap) vs a straightforward loop.
 
 Synthetic data of the paper's size: 33 categories × 6 seeds × 1104 diagnostic items.
 The baseline loops over samples × drawn seeds × categories calling sklearn's
@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.metrics import matthews_corrcoef
 
 from stability.core.taxonomy import FINE_CATEGORIES
-from stability.report.bootstrap import ItemMatrix, draw_counts, resampled_scores
+from stability.statistics.bootstrap import ItemMatrix, draw_counts, resampled_scores
 
 
 def synthetic_runs(rng: np.random.Generator, n_items: int, n_seeds: int) -> ItemMatrix:

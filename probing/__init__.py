@@ -6,8 +6,8 @@ control), labels pairs by the annotator (or by the diagnostic set's gold categor
 fits L2 logistic-regression probes for all layers, tasks and strengths at once, and
 writes probing.csv, probing.md and one figure per task.
 
-May import `stability.core`, `stability.data`, `stability.report` (bootstrap, stats and
-`figures.safe_name`) and `annotators`; `stability` never imports it. The command (`cli`)
+May import `stability.core`, `stability.data`, `stability.statistics` (bootstrap, correlation
+and `figures.safe_name`) and `annotators`; `stability` never imports it. The command (`cli`)
 runs through `stability.core.command` like every command; `recorded` takes the runs' own
 settings (language, data, model) from their config.yaml.
 """

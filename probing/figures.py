@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import pandas as pd  # noqa: E402
 
 from stability.core.probetable import PRETRAINED  # noqa: E402
-from stability.report.figures import safe_name  # noqa: E402
+from stability.statistics.figures import safe_name  # noqa: E402
 
 _DPI = 130
 _PRETRAINED_COLOUR = "#1f4e99"

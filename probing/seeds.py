@@ -1,24 +1,24 @@
 """Uncertainty of probe accuracies: item bootstrap per probe, and stability over fine-tuned seeds.
 
 Both reuse the report's statistics. A probe's interval resamples diagnostic items
-(`stability.report.bootstrap` with one "seed" row and the accuracy score). Over the
+(`stability.statistics.bootstrap` with one "seed" row and the accuracy score). Over the
 fine-tuned seeds of one setup, per task and layer: mean ± σ (ddof = 1), a multi-bootstrap
 interval of the seed mean (seeds and items resampled together), and the pairwise Pearson
 correlation of the seeds' layer profiles (the report's RS corr. applied to probe curves:
-`stability.report.stats`).
+`stability.statistics.correlation`).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from stability.report.bootstrap import (
+from stability.statistics.bootstrap import (
     ItemMatrix,
     accuracy_from_counts,
     bootstrap_samples,
     percentile_interval,
 )
-from stability.report.stats import mean_pairwise, pearson_matrix
+from stability.statistics.correlation import mean_pairwise, pearson_matrix
 
 CI_COLUMNS = ["model", "seed", "task", "layer", "test_acc", "ci_low", "ci_high", "n_test"]
 SEED_COLUMNS = ["model", "task", "layer", "n_seeds", "test_acc_mean", "test_acc_std", "ci_low", "ci_high",

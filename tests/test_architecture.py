@@ -15,16 +15,16 @@ ALLOWED: dict[str, set[str]] = {
     "stability.core": set(),
     # data.diagnostic=generated: the diagnostic set generated from the test-suite templates
     "stability.data": {"stability.core", "stability.templates"},
-    "stability.tracking": {"stability.core", "stability.report"},
+    # statistics and figures shared by the report, probing and tracking
+    "stability.statistics": {"stability.core"},
+    "stability.tracking": {"stability.core", "stability.statistics"},
     "stability.finetune": {"stability.core", "stability.data", "stability.tracking"},
     "stability.sweep": {"stability.core", "stability.data", "stability.finetune.distributed"},
-    "stability.report": {"stability.core"},
-    # stability.report only until the multi-bootstrap's building blocks move into statistics
-    "stability.statistics": {"stability.core", "stability.report"},
+    "stability.report": {"stability.core", "stability.statistics"},
     "stability.templates": {"stability.core"},
     "stability.dataqa": {"stability.core", "stability.data"},
     "annotators": {"stability.core", "stability.data"},
-    "probing": {"stability.core", "stability.data", "stability.report", "annotators"},
+    "probing": {"stability.core", "stability.data", "stability.statistics", "annotators"},
 }
 PROJECT = ("stability", "annotators", "probing")
 

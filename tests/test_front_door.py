@@ -19,7 +19,6 @@ from stability.cli import COMMANDS, PROGRAM
 REPO = Path(__file__).resolve().parent.parent
 BUILTIN = REPO / "stability" / "data" / "builtin"
 OLD_SMOKE = Path(__file__).parent / "fixtures" / "smoke_main_041fde0" / "smoke"
-REPORT_CONVERTED = pytest.mark.xfail(strict=True, reason="report converted on branch report")
 
 
 def front_door(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -52,7 +51,7 @@ def test_an_unknown_command_is_one_line(tmp_path):
 
 
 def _help_params():
-    return [pytest.param(name, marks=REPORT_CONVERTED) if name == "report" else name for name in COMMANDS]
+    return list(COMMANDS)
 
 
 @pytest.mark.parametrize("command", _help_params())
@@ -120,7 +119,6 @@ def test_train_then_probe_write_into_out(tmp_path):
     assert not (runs / "probing").exists() and not (tmp_path / "outputs").exists()
 
 
-@REPORT_CONVERTED
 def test_report_writes_into_out(tmp_path):
     runs = tmp_path / "smoke"
     shutil.copytree(OLD_SMOKE, runs)

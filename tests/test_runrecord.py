@@ -55,7 +55,7 @@ def test_unknown_schema_is_one_line_and_status_2(tmp_path, capsys):
     with pytest.raises(UserError, match=r"unknown metrics.json schema 99 \(this version reads 1, 2\)"):
         RunDir(run).read_record()
     with pytest.raises(SystemExit) as exit_info:
-        report_main([str(tmp_path / "runs"), "--out", str(tmp_path / "report")])
+        report_main([f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'report'}"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(f"error: {run / 'metrics.json'}: unknown metrics.json schema 99")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from stability.core.identity import run_subdir
 from stability.core.schemas import register_all
@@ -18,6 +18,7 @@ from stability.core.setups import diagnostic_tag, setup_name
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 CONFIG_NAME = "train"
 PROBE_CONFIG_NAME = "probe"
+REPORT_CONFIG_NAME = "report"
 # Without GPUs, `hydra/launcher=local_gpus` runs one job per this many cores: small batches
 # gain little from more threads, so parallel jobs use the machine better.
 CPU_CORES_PER_JOB = 4
@@ -45,6 +46,16 @@ def probe_output_dir(runs: object, output_dir: object, lang: object, labels: obj
     return str(Path(str(output_dir)) / folder / str(lang))
 
 
+def report_output_dir(runs: object) -> str:
+    """`${report_out:${runs}}`, where the report writes by default: `<first of runs>/report` for
+    a folder, `report/` beside a CSV file (`report` while runs is still empty)."""
+    first = runs[0] if isinstance(runs, (list, ListConfig)) and len(runs) else runs
+    if first in (None, "") or isinstance(first, (list, ListConfig)):
+        return "report"
+    path = Path(str(first))
+    return str(path / "report" if path.is_dir() else path.parent / "report")
+
+
 def run_variant(*, _root_: DictConfig) -> str:
     """`${run_variant:}`, the run's variant (see `stability.core.identity`)."""
     from stability.core.identity import variant_of  # it composes configs, so only when resolved
@@ -54,7 +65,8 @@ def run_variant(*, _root_: DictConfig) -> str:
 
 for _name, _resolver in (("setup_name", setup_name), ("diagnostic_tag", diagnostic_tag),
                          ("local_jobs", local_job_count), ("probe_out", probe_output_dir),
-                         ("run_variant", run_variant), ("run_subdir", run_subdir)):
+                         ("run_variant", run_variant), ("run_subdir", run_subdir),
+                         ("report_out", report_output_dir)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _resolver)
 

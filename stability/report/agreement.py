@@ -1,4 +1,4 @@
-"""Per-item agreement across seeds: which diagnostic items do the runs of one setup disagree on?
+"""Per-item agreement across seeds: which diagnostic items do the seeds of one condition disagree on?
 
 For an item predicted by k seeds of which c predict not_entailment, the share of seed
 pairs predicting the same label is (C(c,2) + C(k−c,2)) / C(k,2) (undefined for k < 2).
@@ -8,10 +8,11 @@ from __future__ import annotations
 import pandas as pd
 
 from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES
+from stability.statistics.seeds import GROUP_KEY
 
-ITEM_COLUMNS = ["lang", "setup", "idx", "agreement", "n_seeds", "label", "share_entailment",
+ITEM_COLUMNS = ["lang", "setup", "variant", "idx", "agreement", "n_seeds", "label", "share_entailment",
                 "share_correct", "categories"]
-BY_CATEGORY_COLUMNS = ["lang", "setup", "category", "coarse", "n_items", "agreement_mean"]
+BY_CATEGORY_COLUMNS = ["lang", "setup", "variant", "category", "coarse", "n_items", "agreement_mean"]
 ALL_ITEMS = "all items"
 
 
@@ -20,11 +21,11 @@ def _pairs(n: pd.Series) -> pd.Series:
 
 
 def item_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
-    """One row per (lang, setup, item): pairwise seed agreement and the share of each label."""
+    """One row per (lang, setup, variant, item): pairwise seed agreement and the share of each label."""
     items = predictions.assign(
         not_entailment=predictions["pred"] == 1,
         correct=predictions["pred"] == predictions["label"],
-    ).groupby(["lang", "setup", "idx"], sort=True).agg(
+    ).groupby(GROUP_KEY + ["idx"], sort=True).agg(
         n_seeds=("pred", "size"), n_not_entailment=("not_entailment", "sum"),
         share_correct=("correct", "mean"), label=("label", "first"), categories=("categories", "first"),
     ).reset_index()
@@ -35,10 +36,10 @@ def item_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
 
 
 def agreement_by_category(items: pd.DataFrame) -> pd.DataFrame:
-    """Mean item agreement per (lang, setup, fine category), plus an `all items` row per group."""
+    """Mean item agreement per (lang, setup, variant, fine category), plus an `all items` row per group."""
     exploded = items.assign(category=items["categories"].str.split(";")).explode("category")
     exploded = exploded[exploded["category"].isin(FINE_CATEGORIES)]
-    keys = ["lang", "setup"]
+    keys = GROUP_KEY
     per_category = exploded.groupby(keys + ["category"]).agg(
         n_items=("idx", "size"), agreement_mean=("agreement", "mean")).reset_index()
     overall = items.groupby(keys).agg(n_items=("idx", "size"), agreement_mean=("agreement", "mean")) \
@@ -51,6 +52,7 @@ def agreement_by_category(items: pd.DataFrame) -> pd.DataFrame:
 
 
 def flip_items(items: pd.DataFrame, top: int) -> pd.DataFrame:
-    """The `top` items of each (lang, setup) with the lowest agreement; items all seeds agree on excluded."""
-    flipping = items[items["agreement"] < 1].sort_values(["lang", "setup", "agreement", "idx"])
-    return flipping.groupby(["lang", "setup"]).head(top).reset_index(drop=True)
+    """The `top` items of each (lang, setup, variant) with the lowest agreement; items all seeds agree on
+    excluded."""
+    flipping = items[items["agreement"] < 1].sort_values(GROUP_KEY + ["agreement", "idx"])
+    return flipping.groupby(GROUP_KEY).head(top).reset_index(drop=True)

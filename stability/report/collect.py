@@ -1,4 +1,4 @@
-"""Read run directories and tidy CSVs into one tidy results table (DESIGN.md section 5).
+"""Read run directories and tidy CSVs into one tidy results table (docs/design.md, "Results table").
 
 Everything downstream works on this table (plus the per-item predictions of run
 directories), so results produced elsewhere are analysed exactly like our own runs.
@@ -7,11 +7,20 @@ The level-`all` row of a run has category `overall` and holds `overall_mcc`. Bes
 the contract columns the table carries `n_added` (MNLI examples added to the training
 data): from metrics.json for runs, from an `n_added` column or the setup name for CSVs.
 
+Runs are grouped by (lang, setup, variant): `variant` comes from the run record ("" for
+records written before variants existed) or from an optional `variant` column of a CSV
+(absent or empty: ""), and two variants are never pooled.
+
 Which MCCs were undefined (degenerate, scored 0.0) travels beside the table as
 `Collected.degenerate` and is written to results.csv as an optional last column
 `degenerate` (true / false / empty = unknown), so figures can tell "undefined" from 0.00
-and a results.csv read back keeps the flag. `Collected.runs` holds what the failed-run
-check needs from each run record (validation accuracy and majority share).
+and a results.csv read back keeps the flag. `Collected.runs` holds one row per run directory
+(none for CSV inputs): what the failed-run check needs (validation accuracy and majority
+share), and the run's seed design, so a seed_init × seed_order grid can be analysed as one
+*variant family*: `family` is the variant without its `init<N>`/`order<N>` items
+(`stability.core.identity.variant_family`), `seed_init`/`seed_order` the record's seeds (NA
+in records written before they were stored). Grouping by (lang, setup, family) and
+decomposing over (seed_init, seed_order) separates initialisation from data order.
 """
 from __future__ import annotations
 
@@ -23,22 +32,24 @@ import pandas as pd
 
 from stability.core.errors import UserError, first_line
 from stability.core.runrecord import RunDir, RunRecord, iter_runs
+from stability.core.identity import variant_family
 from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
+from stability.statistics.seeds import CONDITION_SEPARATOR, TIDY_COLUMNS
 
-TIDY_COLUMNS = ["lang", "setup", "seed", "level", "category", "n_items", "mcc"]
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
 REQUIRED_COLUMNS = ["lang", "setup", "seed", "category", "mcc"]
 OVERALL = "overall"
-KEY = ["lang", "setup", "seed", "level", "category"]
-PREDICTION_COLUMNS = ["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment", "categories",
+KEY = ["lang", "setup", "variant", "seed", "level", "category"]
+PREDICTION_COLUMNS = ["lang", "setup", "variant", "seed", "idx", "label", "pred", "prob_entailment", "categories",
                       "template", "features"]
 _CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
-RUN_COLUMNS = ["lang", "setup", "seed", "val_accuracy", "val_majority", "source"]
+RUN_COLUMNS = ["lang", "setup", "variant", "family", "seed", "seed_init", "seed_order", "val_accuracy",
+               "val_majority", "source"]
 DEGENERATE = "degenerate"
 _RECORD_KEYS = ("overall_mcc", "category_mcc")
 _FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-_CSV_FIX = "the header must name lang, setup, seed, category, mcc (optional: level, n_items)"
+_CSV_FIX = "the header must name lang, setup, seed, category, mcc (optional: variant, level, n_items)"
 
 
 @dataclass(frozen=True)
@@ -69,7 +80,8 @@ def collect(paths: list[Path]) -> Collected:
             for run in runs:
                 rows, items, record = read_run(run)
                 frames.append(rows)
-                records.append((record.lang, record.setup, record.seed, record.val_accuracy,
+                records.append((record.lang, record.setup, record.variant, variant_family(record.variant),
+                                record.seed, record.seed_init, record.seed_order, record.val_accuracy,
                                 record.val_majority, str(run.path)))
                 if not items.empty:
                     predictions.append(items)
@@ -90,16 +102,16 @@ def collect(paths: list[Path]) -> Collected:
         else pd.DataFrame(columns=PREDICTION_COLUMNS),
         n_runs=n_runs, n_csv=n_csv,
         degenerate=results[DEGENERATE].astype("boolean"),
-        runs=pd.DataFrame(records, columns=RUN_COLUMNS),
+        runs=pd.DataFrame(records, columns=RUN_COLUMNS).astype({"seed_init": "Int64", "seed_order": "Int64"}),
     )
 
 
 def _sorted(results: pd.DataFrame) -> pd.DataFrame:
-    """Rows by lang, setup, seed, then fine/coarse/all in canonical category order."""
+    """Rows by lang, setup, variant, seed, then fine/coarse/all in canonical category order."""
     rank = {name: i for i, name in enumerate(FINE_CATEGORIES + COARSE_CATEGORIES)}
     order = results.assign(_level=results["level"].map({"fine": 0, "coarse": 1, "all": 2}),
                            _category=results["category"].map(rank))
-    return order.sort_values(["lang", "setup", "seed", "_level", "_category", "category"]) \
+    return order.sort_values(["lang", "setup", "variant", "seed", "_level", "_category", "category"]) \
         .reset_index(drop=True)
 
 
@@ -121,8 +133,8 @@ def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
         raise UserError(f"malformed run record ({err})", path=run.path,
                         fix="delete the run directory and run it again") from None
     _check_categories(table, run.path)
-    table = table.assign(lang=record.lang, setup=record.setup, seed=record.seed, source=str(run.path),
-                         n_added=n_added)
+    table = table.assign(lang=record.lang, setup=record.setup, variant=record.variant, seed=record.seed,
+                         source=str(run.path), n_added=n_added)
     return table, _predictions_table(run, record), record
 
 
@@ -132,7 +144,8 @@ def _predictions_table(run: RunDir, record: RunRecord) -> pd.DataFrame:
              p.features) for p in run.read_predictions()]
     table = pd.DataFrame(rows, columns=["idx", "label", "pred", "prob_entailment", "categories",
                                         "template", "features"])
-    return table.assign(lang=record.lang, setup=record.setup, seed=record.seed)[PREDICTION_COLUMNS]
+    return table.assign(lang=record.lang, setup=record.setup, variant=record.variant,
+                        seed=record.seed)[PREDICTION_COLUMNS]
 
 
 def read_tidy_csv(path: Path) -> pd.DataFrame:
@@ -151,6 +164,9 @@ def read_tidy_csv(path: Path) -> pd.DataFrame:
     for column in ["lang", "setup", "category"]:
         table[column] = table[column].str.strip()
         _reject(table[column] == "", path, f"empty {column}", "fill in every lang, setup and category")
+    table["variant"] = table["variant"].str.strip() if "variant" in table.columns else ""
+    _reject(table["variant"].str.contains(CONDITION_SEPARATOR, regex=False), path,
+            f"variant contains {CONDITION_SEPARATOR!r}", "name a variant with letters, digits and . + - _ only")
     if "level" not in table.columns:
         table["level"] = "fine"
     table["level"] = table["level"].str.strip().replace("", "fine")
@@ -210,17 +226,18 @@ def _check_categories(table: pd.DataFrame, path: Path, first_row_line: int | Non
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise UserError(f"unknown {level} category {table['category'].iloc[row]!r}", path=path,
                             line=None if first_row_line is None else row + first_row_line,
-                            fix="use the canonical names of DESIGN.md section 4")
+                            fix='use the canonical names of docs/design.md, "Taxonomy"')
 
 
 def _check_duplicates(results: pd.DataFrame) -> None:
-    """One value per (lang, setup, seed, level, category); two would silently double-count a seed."""
+    """One value per (lang, setup, variant, seed, level, category); two would silently double-count a seed."""
     duplicated = results.duplicated(KEY, keep=False)
     if duplicated.any():
         clash = results[duplicated]
         first = clash.iloc[0]
         sources = sorted(set(clash[(clash[KEY] == first[KEY]).all(axis=1)]["source"]))
-        raise UserError(f"lang={first['lang']} setup={first['setup']} seed={first['seed']} "
+        variant = f" variant={first['variant']}" if first["variant"] else ""
+        raise UserError(f"lang={first['lang']} setup={first['setup']}{variant} seed={first['seed']} "
                         f"{first['category']!r} appears more than once", path=" and ".join(sources),
-                        fix="pass each run once; experiments that share lang, setup and seed need "
+                        fix="pass each run once; experiments that share lang, setup, variant and seed need "
                             "separate reports (point at one experiment folder each)")

@@ -1,15 +1,21 @@
-"""Setup deltas (DESIGN.md section 4): does setup B shift and stabilise the category MCCs of A?
+"""Deltas between two conditions (docs/design.md, "Metrics"): does condition B shift
+and stabilise the category MCCs of A?
 
-Cells are (language, fine category). A cell counts when ΔMCC > the MCC threshold and
+A *condition* is a setup and one of its variants, written `setup` (the variant "", the
+experiment as configured) or `setup/variant`: `compare=[rte,rte+mnli_all]` compares two
+training-data setups, `compare=[rte,rte/lr3e-05]` two learning rates of one setup. Cells are (language, fine category). A cell counts when ΔMCC > the MCC threshold and
 (separately) when Δσ < the σ threshold, both strict. Deltas are rounded to 12 decimals
 before the comparison so that floating-point noise (0.3 − 0.2 = 0.09999…) does not decide
 whether a cell sits exactly on a threshold.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from stability.core.errors import UserError
+from stability.statistics.seeds import CONDITION_SEPARATOR, condition_name
 
 DELTA_COLUMNS = ["lang", "category", "coarse", "mcc_mean_a", "mcc_std_a", "mcc_mean_b", "mcc_std_b",
                  "delta_mcc", "delta_std"]
@@ -19,25 +25,53 @@ ALL_LANGUAGES = "all"
 _DECIMALS = 12
 
 
-def check_setups(results: pd.DataFrame, setup_a: str, setup_b: str) -> None:
-    """Fail early, before any work, when a compared setup is absent or shares no language."""
-    available = sorted(results["setup"].unique())
-    for setup in (setup_a, setup_b):
-        if setup not in available:
-            raise UserError(f"--compare: setup {setup!r} not in the results",
-                            fix=f"choose among {', '.join(available)}")
-    langs = results.groupby("setup")["lang"].agg(set)
-    if not langs[setup_a] & langs[setup_b]:
-        raise UserError(f"--compare: {setup_a!r} and {setup_b!r} share no language",
-                        fix="compare setups trained on the same language")
+@dataclass(frozen=True)
+class Condition:
+    """A setup and one of its variants: the seeds of a condition in one language are one group."""
+
+    setup: str
+    variant: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Condition:
+        """`rte` → (rte, ""), `rte/lr3e-05` → (rte, lr3e-05)."""
+        setup, _, variant = text.partition(CONDITION_SEPARATOR)
+        return cls(setup, variant)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.setup, self.variant
+
+    def rows(self, table: pd.DataFrame) -> pd.Series:
+        """Which rows of a table with setup and variant columns belong to the condition."""
+        return (table["setup"] == self.setup) & (table["variant"] == self.variant)
+
+    def __str__(self) -> str:
+        return condition_name(self.setup, self.variant)
 
 
-def setup_deltas(stats: pd.DataFrame, setup_a: str, setup_b: str) -> pd.DataFrame:
-    """ΔMCC = mean_B − mean_A and Δσ = σ_B − σ_A per (lang, category) present in both setups."""
+def check_conditions(results: pd.DataFrame, condition_a: str, condition_b: str) -> None:
+    """Fail early, before any work, when a compared condition is absent or shares no language."""
+    langs = results.groupby(["setup", "variant"])["lang"].agg(set)
+    available = ", ".join(condition_name(setup, variant) for setup, variant in langs.index)
+    keys = []
+    for text in (condition_a, condition_b):
+        key = Condition.parse(text).key
+        if key not in langs.index:
+            raise UserError(f"compare: {text!r} not in the results",
+                            fix=f"choose among {available} (a setup, or setup/variant)")
+        keys.append(key)
+    if not langs[keys[0]] & langs[keys[1]]:
+        raise UserError(f"compare: {condition_a!r} and {condition_b!r} share no language",
+                        fix="compare conditions trained on the same language")
+
+
+def setup_deltas(stats: pd.DataFrame, condition_a: str, condition_b: str) -> pd.DataFrame:
+    """ΔMCC = mean_B − mean_A and Δσ = σ_B − σ_A per (lang, category) present in both conditions."""
     keys = ["lang", "category", "coarse"]
     columns = keys + ["mcc_mean", "mcc_std"]
-    a = stats.loc[stats["setup"] == setup_a, columns]
-    b = stats.loc[stats["setup"] == setup_b, columns]
+    a = stats.loc[Condition.parse(condition_a).rows(stats), columns]
+    b = stats.loc[Condition.parse(condition_b).rows(stats), columns]
     deltas = a.merge(b, on=keys, suffixes=("_a", "_b"), sort=False)
     deltas["delta_mcc"] = deltas["mcc_mean_b"] - deltas["mcc_mean_a"]
     deltas["delta_std"] = deltas["mcc_std_b"] - deltas["mcc_std_a"]

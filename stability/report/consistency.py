@@ -1,7 +1,8 @@
 """Cross-lingual consistency: does the model decide the same way on the same item in two languages?
 
 The translated diagnostic sets share `idx`, labels and categories, so an item is one
-meaning in several languages. For two runs A and B (DESIGN.md section 7), on the items
+meaning in several languages. For two runs A and B (docs/design.md, "Analysis outputs"), on
+the items
 both predicted (matched by `idx`):
 
 - consistency = share of items with pred_A == pred_B;
@@ -12,7 +13,8 @@ both predicted (matched by `idx`):
   (weighted by those item counts they give back the total);
 - the 2 × 2 transitions pred_A → pred_B (n_ent_ent, n_ent_not, n_not_ent, n_not_not).
 
-Cross-language pairs are two languages of the same (setup, seed), written in both
+Runs are compared within one condition (setup, variant), never across variants.
+Cross-language pairs are two languages of the same (setup, variant, seed), written in both
 directions (the correct/incorrect split depends on which language is A). The *seed
 baseline* pairs two seeds of one language (seed_a < seed_b, lang_a == lang_b): run-to-run
 agreement. A language pair as consistent as its languages' seed baselines is as consistent
@@ -31,20 +33,21 @@ import pandas as pd
 from stability.core.metrics import kappa_defined, kappa_from_counts
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
 from stability.report.agreement import ALL_ITEMS
+from stability.report.compare import Condition
 from stability.report.failed import failed_keys
-from stability.report.membership import coarse_membership, fine_membership
+from stability.statistics.membership import coarse_membership, fine_membership
 
 log = logging.getLogger(__name__)
 
-CONSISTENCY_COLUMNS = ["setup", "lang_a", "lang_b", "seed_a", "seed_b", "n_items", "consistency", "kappa",
+CONSISTENCY_COLUMNS = ["setup", "variant", "lang_a", "lang_b", "seed_a", "seed_b", "n_items", "consistency", "kappa",
                        "consistency_correct", "consistency_incorrect",
-                       # beyond the DESIGN contract: split sizes, transitions, κ definedness, failed flags
+                       # beyond the documented contract: split sizes, transitions, κ definedness, failed flags
                        "n_correct_a", "n_ent_ent", "n_ent_not", "n_not_ent", "n_not_not", "kappa_defined",
                        "constant_a", "constant_b", "failed_a", "failed_b"]
-BY_CATEGORY_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "level", "category", "coarse", "n_items", "n_pairs",
+BY_CATEGORY_COLUMNS = ["setup", "variant", "lang_a", "lang_b", "runs", "level", "category", "coarse", "n_items", "n_pairs",
                        "consistency_mean", "consistency_std", "kappa_mean", "kappa_std",
                        "consistency_correct_mean", "consistency_incorrect_mean"]
-SUMMARY_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "n_pairs", "n_items", "consistency_mean",
+SUMMARY_COLUMNS = ["setup", "variant", "lang_a", "lang_b", "runs", "n_pairs", "n_items", "consistency_mean",
                    "consistency_std", "kappa_mean", "kappa_std", "consistency_correct_mean",
                    "consistency_incorrect_mean", "n_ent_ent", "n_ent_not", "n_not_ent", "n_not_not",
                    "kappa_baseline", "kappa_minus_baseline", "n_constant_pairs"]
@@ -84,8 +87,8 @@ class _Run:
     membership: np.ndarray
 
 
-# Per setup with predictions in ≥ 2 languages: its runs by (lang, seed).
-SetupRuns = dict[str, dict[tuple[str, int], _Run]]
+# Per condition (setup, variant) with predictions in ≥ 2 languages: its runs by (lang, seed).
+SetupRuns = dict[tuple[str, str], dict[tuple[str, int], _Run]]
 
 
 def _membership(categories: pd.Series) -> np.ndarray:
@@ -95,8 +98,8 @@ def _membership(categories: pd.Series) -> np.ndarray:
 
 
 def _runs(group: pd.DataFrame) -> dict[tuple[str, int], _Run]:
-    """One setup's runs. Membership depends only on an item's categories string, so it is built
-    once per distinct string of the setup, not once per run."""
+    """One condition's runs. Membership depends only on an item's categories string, so it is built
+    once per distinct string of the condition, not once per run."""
     codes, distinct = pd.factorize(group["categories"].fillna(""))
     membership = _membership(pd.Series(distinct))
     runs = {}
@@ -108,8 +111,9 @@ def _runs(group: pd.DataFrame) -> dict[tuple[str, int], _Run]:
 
 
 def setup_runs(predictions: pd.DataFrame) -> SetupRuns:
-    """The runs of every setup with ≥ 2 languages, built once for `consistency` and `flagged_consistency`."""
-    return {setup: _runs(group) for setup, group in predictions.groupby("setup", sort=True)
+    """The runs of every condition (setup, variant) with ≥ 2 languages, built once for `consistency`
+    and `flagged_consistency`."""
+    return {condition: _runs(group) for condition, group in predictions.groupby(["setup", "variant"], sort=True)
             if group["lang"].nunique() >= 2}
 
 
@@ -141,13 +145,14 @@ def _agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return n, _shares(tp + tn, n), np.where(n > 0, kappa_from_counts(tp, fp, fn, tn), np.nan)
 
 
-def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[str, str, int]]
-               ) -> tuple[list[dict], list[pd.DataFrame]]:
+def _pair_rows(condition: tuple[str, str], runs: dict[tuple[str, int], _Run],
+               failed: set[tuple[str, str, str, int]]) -> tuple[list[dict], list[pd.DataFrame]]:
     """consistency.csv rows and per-group frames for every cross-language and seed-baseline pair."""
     langs = sorted({lang for lang, _ in runs})
     seeds = {lang: sorted(seed for code, seed in runs if code == lang) for lang in langs}
     pairs = [((a, s), (b, s)) for a, b in permutations(langs, 2) for s in seeds[a] if s in seeds[b]]
     pairs += [((lang, s), (lang, t)) for lang in langs for s, t in combinations(seeds[lang], 2)]
+    setup, variant = condition
     rows, groups = [], []
     for (lang_a, seed_a), (lang_b, seed_b) in pairs:
         counts, correct, agree_correct = pair_counts(runs[(lang_a, seed_a)], runs[(lang_b, seed_b)])
@@ -155,7 +160,7 @@ def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[
         n, consistency, kappa = _agreement(counts)
         split_correct = _shares(agree_correct, correct)
         split_incorrect = _shares(tp + tn - agree_correct, n - correct)
-        key = {"setup": setup, "lang_a": lang_a, "lang_b": lang_b, "seed_a": seed_a, "seed_b": seed_b}
+        key = {"setup": setup, "variant": variant, "lang_a": lang_a, "lang_b": lang_b, "seed_a": seed_a, "seed_b": seed_b}
         rows.append({**key, "n_items": int(n[-1]), "consistency": consistency[-1], "kappa": kappa[-1],
                      "consistency_correct": split_correct[-1], "consistency_incorrect": split_incorrect[-1],
                      "n_correct_a": int(correct[-1]), "n_ent_ent": int(tn[-1]), "n_ent_not": int(fp[-1]),
@@ -163,7 +168,8 @@ def _pair_rows(setup: str, runs: dict[tuple[str, int], _Run], failed: set[tuple[
                      "kappa_defined": bool(kappa_defined(tp[-1], fp[-1], fn[-1], tn[-1])),
                      "constant_a": bool(min(tp[-1] + fn[-1], fp[-1] + tn[-1]) == 0),
                      "constant_b": bool(min(tp[-1] + fp[-1], fn[-1] + tn[-1]) == 0),
-                     "failed_a": (lang_a, setup, seed_a) in failed, "failed_b": (lang_b, setup, seed_b) in failed})
+                     "failed_a": (lang_a, setup, variant, seed_a) in failed,
+                     "failed_b": (lang_b, setup, variant, seed_b) in failed})
         groups.append(pd.DataFrame({
             **key, "level": [level for level, _ in _GROUPS], "category": [name for _, name in _GROUPS],
             "n_items": n.astype(int), "consistency": consistency, "kappa": kappa,
@@ -185,7 +191,7 @@ def _by_category(groups: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for runs, part in _subsets(groups, groups["failed"]):
         scored = part[part["n_items"] > 0]
-        stats = scored.groupby(["setup", "lang_a", "lang_b", "level", "category"], sort=False).agg(
+        stats = scored.groupby(["setup", "variant", "lang_a", "lang_b", "level", "category"], sort=False).agg(
             n_items=("n_items", "max"), n_pairs=("n_items", "size"), **_OVER_PAIRS).reset_index()
         frames.append(stats.assign(runs=runs))
     table = pd.concat(frames, ignore_index=True)
@@ -197,27 +203,27 @@ def _summary(pairs: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for runs, part in _subsets(pairs, pairs["failed_a"] | pairs["failed_b"]):
         stats = part.assign(constant=part["constant_a"] | part["constant_b"]).groupby(
-            ["setup", "lang_a", "lang_b"], sort=True).agg(
+            ["setup", "variant", "lang_a", "lang_b"], sort=True).agg(
             n_pairs=("n_items", "size"), n_items=("n_items", "max"), **_OVER_PAIRS,
             n_ent_ent=("n_ent_ent", "sum"), n_ent_not=("n_ent_not", "sum"),
             n_not_ent=("n_not_ent", "sum"), n_not_not=("n_not_not", "sum"),
             n_constant_pairs=("constant", "sum"),
         ).reset_index()
-        own = stats[stats["lang_a"] == stats["lang_b"]].set_index(["setup", "lang_a"])["kappa_mean"]
+        own = stats[stats["lang_a"] == stats["lang_b"]].set_index(["setup", "variant", "lang_a"])["kappa_mean"]
         # both languages' baselines, or none: one language's alone would pass for the pair's
-        baseline = [(own.get((s, a), np.nan) + own.get((s, b), np.nan)) / 2
-                    for s, a, b in stats[["setup", "lang_a", "lang_b"]].itertuples(index=False)]
+        baseline = [(own.get((s, v, a), np.nan) + own.get((s, v, b), np.nan)) / 2
+                    for s, v, a, b in stats[["setup", "variant", "lang_a", "lang_b"]].itertuples(index=False)]
         stats["kappa_baseline"] = baseline
         stats["kappa_minus_baseline"] = stats["kappa_mean"] - stats["kappa_baseline"]
         frames.append(stats.assign(runs=runs))
     order = {ALL_RUNS: 0, NON_FAILED: 1}
     table = pd.concat(frames, ignore_index=True)
-    return table.assign(_runs=table["runs"].map(order)).sort_values(["setup", "lang_a", "lang_b", "_runs"]) \
+    return table.assign(_runs=table["runs"].map(order)).sort_values(["setup", "variant", "lang_a", "lang_b", "_runs"]) \
         .reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
 def consistency(predictions: pd.DataFrame, failed: pd.DataFrame | None = None) -> Consistency | None:
-    """All consistency tables of the runs' predictions; None unless some setup has ≥ 2 languages."""
+    """All consistency tables of the runs' predictions; None unless some condition has ≥ 2 languages."""
     return consistency_of_runs(setup_runs(predictions), failed)
 
 
@@ -226,8 +232,8 @@ def consistency_of_runs(runs: SetupRuns, failed: pd.DataFrame | None = None) -> 
     data-QA comparison)."""
     failed_runs = failed_keys(failed) if failed is not None else set()
     rows, groups = [], []
-    for setup, by_run in runs.items():
-        setup_rows, setup_groups = _pair_rows(setup, by_run, failed_runs)
+    for condition, by_run in runs.items():
+        setup_rows, setup_groups = _pair_rows(condition, by_run, failed_runs)
         rows += setup_rows
         groups += setup_groups
     if not rows:
@@ -244,29 +250,31 @@ def consistency_of_runs(runs: SetupRuns, failed: pd.DataFrame | None = None) -> 
     return result
 
 
-def kappa_matrix(summary: pd.DataFrame, setup: str, runs: str = ALL_RUNS, value: str = "kappa_mean"
-                 ) -> pd.DataFrame:
-    """Language × language matrix of a pair statistic (symmetric; the diagonal is the seed baseline)."""
-    part = summary[(summary["setup"] == setup) & (summary["runs"] == runs)]
+def kappa_matrix(summary: pd.DataFrame, condition: tuple[str, str], runs: str = ALL_RUNS,
+                 value: str = "kappa_mean") -> pd.DataFrame:
+    """Language × language matrix of a pair statistic in one (setup, variant) (symmetric; the
+    diagonal is the seed baseline)."""
+    part = summary[Condition(*condition).rows(summary) & (summary["runs"] == runs)]
     langs = sorted(set(part["lang_a"]) | set(part["lang_b"]))
     return part.pivot(index="lang_a", columns="lang_b", values=value).reindex(index=langs, columns=langs)
 
 
-def lowest_kappa_pair(summary: pd.DataFrame, setup: str) -> tuple[str, str] | None:
-    """The cross-language pair of a setup with the lowest mean κ (all runs): the default bar chart."""
-    part = summary[(summary["setup"] == setup) & (summary["runs"] == ALL_RUNS)
+def lowest_kappa_pair(summary: pd.DataFrame, condition: tuple[str, str]) -> tuple[str, str] | None:
+    """The cross-language pair of a (setup, variant) with the lowest mean κ (all runs): the default
+    bar chart."""
+    part = summary[Condition(*condition).rows(summary) & (summary["runs"] == ALL_RUNS)
                    & (summary["lang_a"] < summary["lang_b"])].sort_values(["kappa_mean", "lang_a", "lang_b"])
     return None if part.empty else (part.iloc[0]["lang_a"], part.iloc[0]["lang_b"])
 
 
-FLAGGED_COLUMNS = ["setup", "lang_a", "lang_b", "runs", "n_pairs", "n_items_flagged", "n_items_unflagged",
+FLAGGED_COLUMNS = ["setup", "variant", "lang_a", "lang_b", "runs", "n_pairs", "n_items_flagged", "n_items_unflagged",
                    "consistency_flagged", "consistency_unflagged", "kappa_flagged", "kappa_unflagged",
                    "consistency_difference"]
 
 
 def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
                         failed: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Is agreement lower on items whose translation was flagged? Per setup and language pair
+    """Is agreement lower on items whose translation was flagged? Per condition and language pair
     (lang_a < lang_b, same seed): consistency and κ on items flagged in either language's
     diagnostic file vs the other items, mean over seeds, for all and non-failed runs.
 
@@ -274,7 +282,7 @@ def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
     """
     failed_runs = failed_keys(failed) if failed is not None else set()
     rows = []
-    for setup, by_run in runs.items():
+    for (setup, variant), by_run in runs.items():
         langs = sorted({lang for lang, _ in by_run})
         for lang_a, lang_b in combinations(langs, 2):
             items = flagged.get(lang_a, set()) | flagged.get(lang_b, set())
@@ -286,8 +294,9 @@ def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
             for seed in sorted(seed for lang, seed in by_run if lang == lang_a and (lang_b, seed) in by_run):
                 counts, _, _ = pair_counts(by_run[(lang_a, seed)], by_run[(lang_b, seed)], split)
                 n, agree, kappa = _agreement(counts)
-                rows.append({"setup": setup, "lang_a": lang_a, "lang_b": lang_b,
-                             "failed": (lang_a, setup, seed) in failed_runs or (lang_b, setup, seed) in failed_runs,
+                rows.append({"setup": setup, "variant": variant, "lang_a": lang_a, "lang_b": lang_b,
+                             "failed": (lang_a, setup, variant, seed) in failed_runs
+                             or (lang_b, setup, variant, seed) in failed_runs,
                              "n_flagged": n[0], "n_unflagged": n[1],
                              "consistency_flagged": agree[0], "consistency_unflagged": agree[1],
                              "kappa_flagged": kappa[0], "kappa_unflagged": kappa[1]})
@@ -296,7 +305,7 @@ def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
     table = pd.DataFrame(rows)
     frames = []
     for runs_name, part in _subsets(table, table["failed"]):
-        stats = part.groupby(["setup", "lang_a", "lang_b"], sort=True).agg(
+        stats = part.groupby(["setup", "variant", "lang_a", "lang_b"], sort=True).agg(
             n_pairs=("failed", "size"), n_items_flagged=("n_flagged", "max"), n_items_unflagged=("n_unflagged", "max"),
             consistency_flagged=("consistency_flagged", "mean"), consistency_unflagged=("consistency_unflagged", "mean"),
             kappa_flagged=("kappa_flagged", "mean"), kappa_unflagged=("kappa_unflagged", "mean"),

@@ -20,14 +20,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-FAILED_COLUMNS = ["lang", "setup", "seed", "failed", "reason", "judged_by", "val_accuracy", "val_majority",
+from stability.statistics.seeds import GROUP_KEY
+
+FAILED_COLUMNS = ["lang", "setup", "variant", "seed", "failed", "reason", "judged_by", "val_accuracy", "val_majority",
                   "majority_pred_share", "n_items"]
-RUN_KEY = ["lang", "setup", "seed"]
+RUN_KEY = GROUP_KEY + ["seed"]
 
 
 @dataclass(frozen=True)
 class FailedRule:
-    """The two thresholds of a failed run (report options --failed-margin, --constant-share)."""
+    """The two thresholds of a failed run (report options failed_margin, constant_share)."""
 
     margin: float = 0.0
     constant_share: float = 1.0
@@ -74,14 +76,14 @@ def failed_runs(runs: pd.DataFrame, predictions: pd.DataFrame, rule: FailedRule)
     return table.sort_values(RUN_KEY).reset_index(drop=True)[FAILED_COLUMNS]
 
 
-def failed_keys(failed: pd.DataFrame) -> set[tuple[str, str, int]]:
-    """(lang, setup, seed) of every failed run."""
+def failed_keys(failed: pd.DataFrame) -> set[tuple[str, str, str, int]]:
+    """(lang, setup, variant, seed) of every failed run."""
     rows = failed[failed["failed"]]
-    return {(lang, setup, int(seed)) for lang, setup, seed in rows[RUN_KEY].itertuples(index=False)}
+    return {(lang, setup, variant, int(seed)) for lang, setup, variant, seed in rows[RUN_KEY].itertuples(index=False)}
 
 
 def without_failed(table: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a table keyed by lang, setup, seed that do not belong to a failed run."""
+    """The rows of a table keyed by lang, setup, variant, seed that do not belong to a failed run."""
     keys = failed_keys(failed)
     if not keys or table.empty:
         return table
@@ -90,9 +92,9 @@ def without_failed(table: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
 
 
 def failed_counts(failed: pd.DataFrame) -> pd.DataFrame:
-    """Per (lang, setup): runs judged, failed, and runs judged without a validation majority share."""
+    """Per (lang, setup, variant): runs judged, failed, and runs judged without a validation majority share."""
     if failed.empty:
-        return pd.DataFrame(columns=["lang", "setup", "n_runs", "n_failed", "n_predictions_only"])
-    return failed.assign(predictions_only=failed["judged_by"] == "predictions").groupby(["lang", "setup"]).agg(
+        return pd.DataFrame(columns=GROUP_KEY + ["n_runs", "n_failed", "n_predictions_only"])
+    return failed.assign(predictions_only=failed["judged_by"] == "predictions").groupby(GROUP_KEY).agg(
         n_runs=("seed", "size"), n_failed=("failed", "sum"), n_predictions_only=("predictions_only", "sum"),
     ).reset_index()

@@ -1,16 +1,12 @@
-"""PNG figures of the report: category heat maps and data-size curves.
+"""PNG figures of the report beyond the seed heat map: language and delta heat maps, data-size
+curves, cross-lingual κ maps and consistency bars.
 
-MCC maps share one diverging scale centred on 0 (−1 … 1) so colours compare across
-figures; delta maps use a symmetric range fitted to their values. Categories run down
-the y axis in canonical order, with lines between the coarse groups. A cell whose MCC is
-undefined (degenerate: one class only among gold labels or predictions) is grey and
-reads "n/a", never 0.00; the column of a failed run is hatched and its label says so.
+They share the seed heat map's drawing (`stability.statistics.figures`): one diverging scale
+centred on 0, categories in canonical order down the y axis, undefined cells in grey.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Iterable
 
 import matplotlib
 
@@ -21,151 +17,62 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from stability.core.taxonomy import COARSE_OF  # noqa: E402
-
-CMAP = "RdBu_r"
-_DPI = 120
-_ANNOTATE_UP_TO = 14   # columns; beyond that the numbers no longer fit in the cells
-UNDEFINED_TEXT = "n/a"
-_UNDEFINED_COLOUR = "#d4d4d4"
-FAILED_LABEL = "failed"
-
-
-def safe_name(text: str) -> str:
-    """A file-name fragment: `rte+mnli10000` → `rte_mnli10000`."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
-
-
-def _category_figure(n_panels: int, n_rows: int, n_columns: int) -> tuple[plt.Figure, np.ndarray]:
-    """Room for the longest category name on the left and ~0.3 in per heat-map row."""
-    width = 3.6 + n_panels * (0.6 * n_columns + 1.6)
-    return plt.subplots(1, n_panels, figsize=(width, 1.8 + 0.28 * n_rows), squeeze=False, sharey=True)
-
-
-def _coarse_starts(categories: Iterable[str]) -> np.ndarray:
-    """Positions whose category opens a new coarse group (not the first): where separator lines go."""
-    coarse = pd.Index(categories).map(COARSE_OF)
-    return np.flatnonzero(coarse[1:] != coarse[:-1]) + 1
-
-
-def _draw(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, title: str,
-          undefined: pd.DataFrame | None = None, failed: Iterable[str] = ()) -> None:
-    """One category × column heat map on a symmetric colour range centred on 0.
-
-    `undefined` (same shape, bool) marks cells drawn grey with "n/a" instead of a colour and
-    a number; `failed` names columns to hatch and relabel.
-    """
-    annotate = matrix.shape[1] <= _ANNOTATE_UP_TO
-    mask = undefined.reindex_like(matrix).fillna(False).astype(bool) if undefined is not None else None
-    sns.heatmap(matrix, ax=ax, cmap=CMAP, center=0.0, vmin=-vmax, vmax=vmax, mask=mask,
-                annot=annotate, fmt=".2f", annot_kws={"size": 7},
-                linewidths=0.4, linecolor="white", cbar_kws={"label": label, "shrink": 0.5})
-    if mask is not None:
-        for row, column in zip(*np.nonzero(mask.to_numpy())):
-            ax.add_patch(plt.Rectangle((column, row), 1, 1, facecolor=_UNDEFINED_COLOUR, edgecolor="white",
-                                       linewidth=0.4))
-            if annotate:
-                ax.text(column + 0.5, row + 0.5, UNDEFINED_TEXT, ha="center", va="center", size=7, color="#555555")
-    columns = [str(column) for column in matrix.columns]
-    for name in failed:
-        column = columns.index(str(name))
-        ax.add_patch(plt.Rectangle((column, 0), 1, matrix.shape[0], fill=False, hatch="///", edgecolor="#333333",
-                                   linewidth=0))
-    if failed:
-        ax.set_xticks(np.arange(len(columns)) + 0.5,
-                      [f"{c}\n({FAILED_LABEL})" if c in set(map(str, failed)) else c for c in columns])
-    for row in _coarse_starts(matrix.index):
-        ax.axhline(row, color="black", linewidth=1.2)
-    ax.set_title(title)
-    ax.set_xlabel("")
-    ax.set_ylabel("")
-    ax.tick_params(axis="x", labelrotation=45 if max(map(len, map(str, matrix.columns))) > 4 else 0)
-    ax.tick_params(axis="y", labelrotation=0)
-
-
-def _save(fig: plt.Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
-    plt.close(fig)
-    return path
-
-
-def _undefined_by_seed(degenerate: pd.DataFrame | None, lang: str, setup: str) -> pd.DataFrame | None:
-    """Category × seed (str) bool of one (lang, setup), with a `mean` column true where every seed is."""
-    if degenerate is None:
-        return None
-    part = degenerate[(degenerate["lang"] == lang) & (degenerate["setup"] == setup)]
-    if part.empty:
-        return None
-    matrix = part.pivot(index="category", columns="seed", values="degenerate").fillna(False).astype(bool)
-    matrix.columns = [str(seed) for seed in matrix.columns]
-    matrix["mean"] = matrix.all(axis=1)
-    return matrix
-
-
-def seed_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | None = None,
-                  failed: set[tuple[str, str, int]] = frozenset()) -> list[Path]:
-    """Category × seed MCC (plus the seed mean) per (lang, setup): `heatmap_<lang>_<setup>.png`.
-
-    `degenerate`: fine rows lang, setup, seed, category, degenerate (undefined MCCs read
-    "n/a"); `failed`: (lang, setup, seed) of failed runs, whose columns are hatched.
-    """
-    paths = []
-    for (lang, setup), group in stats.groupby(["lang", "setup"], sort=True):
-        matrix = group.set_index("category").filter(regex=r"^seed_").dropna(axis=1, how="all")
-        matrix.columns = [column.removeprefix("seed_") for column in matrix.columns]
-        matrix["mean"] = group.set_index("category")["mcc_mean"]
-        failed_seeds = [column for column in matrix.columns[:-1] if (lang, setup, int(column)) in failed]
-        fig, axes = _category_figure(1, *matrix.shape)
-        _draw(axes[0, 0], matrix, 1.0, "MCC", f"{lang} · {setup}: category MCC per seed",
-              undefined=_undefined_by_seed(degenerate, lang, setup), failed=failed_seeds)
-        axes[0, 0].axvline(matrix.shape[1] - 1, color="black", linewidth=1.2)
-        axes[0, 0].set_xlabel("seed   (n/a: MCC undefined" + ("; hatched: failed run, included in the mean)"
-                                                               if failed_seeds else ")"))
-        paths.append(_save(fig, out / f"heatmap_{safe_name(lang)}_{safe_name(setup)}.png"))
-    return paths
+from stability.statistics.figures import (  # noqa: E402
+    CMAP,
+    UNDEFINED_TEXT,
+    category_figure,
+    coarse_starts,
+    draw_heatmap,
+    safe_name,
+    save_figure,
+)
+from stability.statistics.seeds import condition_name  # noqa: E402
 
 
 def language_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | None = None) -> list[Path]:
-    """Category × language seed-mean MCC per setup: `heatmap_languages_<setup>.png` (n/a where every
-    seed's MCC was undefined)."""
+    """Category × language seed-mean MCC per (setup, variant): `heatmap_languages_<setup>.png`
+    (`..._<setup>_<variant>.png` for a variant; n/a where every seed's MCC was undefined)."""
     paths = []
-    for setup, group in stats.groupby("setup", sort=True):
+    for (setup, variant), group in stats.groupby(["setup", "variant"], sort=True):
         matrix = group.pivot(index="category", columns="lang", values="mcc_mean") \
             .reindex(group["category"].drop_duplicates())
         undefined = None
-        if degenerate is not None and not degenerate[degenerate["setup"] == setup].empty:
-            part = degenerate[degenerate["setup"] == setup]
+        part = None if degenerate is None else \
+            degenerate[(degenerate["setup"] == setup) & (degenerate["variant"] == variant)]
+        if part is not None and not part.empty:
             undefined = part.assign(degenerate=part["degenerate"].fillna(False).astype(bool)) \
                 .groupby(["category", "lang"])["degenerate"].all().unstack()
-        fig, axes = _category_figure(1, *matrix.shape)
-        _draw(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{setup}: mean category MCC",
-              undefined=undefined)
+        condition = condition_name(setup, variant)
+        fig, axes = category_figure(1, *matrix.shape)
+        draw_heatmap(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{condition}: mean category MCC",
+                     undefined=undefined)
         axes[0, 0].set_xlabel("language" + ("   (n/a: MCC undefined in every seed)" if undefined is not None else ""))
-        paths.append(_save(fig, out / f"heatmap_languages_{safe_name(setup)}.png"))
+        paths.append(save_figure(fig, out / f"heatmap_languages_{safe_name(condition)}.png"))
     return paths
 
 
-def delta_heatmaps(deltas: pd.DataFrame, setup_a: str, setup_b: str, out: Path) -> Path:
+def delta_heatmaps(deltas: pd.DataFrame, condition_a: str, condition_b: str, out: Path) -> Path:
     """ΔMCC and Δσ (B − A) as category × language maps: `deltas_<A>_vs_<B>.png`."""
     order = deltas["category"].drop_duplicates()
-    fig, axes = _category_figure(2, len(order), deltas["lang"].nunique())
+    fig, axes = category_figure(2, len(order), deltas["lang"].nunique())
     for ax, column, label in zip(axes[0], ["delta_mcc", "delta_std"], ["ΔMCC", "Δσ"]):
         matrix = deltas.pivot(index="category", columns="lang", values=column).reindex(order)
         vmax = max(float(np.nanmax(np.abs(matrix.to_numpy()), initial=0.0)), 0.05)
-        _draw(ax, matrix, vmax, f"{label} ({setup_b} − {setup_a})", label)
+        draw_heatmap(ax, matrix, vmax, f"{label} ({condition_b} − {condition_a})", label)
         ax.set_xlabel("language")
-    fig.suptitle(f"{setup_b} vs {setup_a}")
-    return _save(fig, out / f"deltas_{safe_name(setup_a)}_vs_{safe_name(setup_b)}.png")
+    fig.suptitle(f"{condition_b} vs {condition_a}")
+    return save_figure(fig, out / f"deltas_{safe_name(condition_a)}_vs_{safe_name(condition_b)}.png")
 
 
 def size_curve_plot(curve: pd.DataFrame, out: Path) -> Path:
-    """Per language: MCC (mean ± σ) and RS corr. against added MNLI examples: `size_curve.png`."""
+    """Per language: MCC (mean ± σ) and RS corr. against added MNLI examples, a line per setup family
+    (and variant): `size_curve.png`."""
     langs = sorted(curve["lang"].unique())
     fig, axes = plt.subplots(len(langs), 2, figsize=(11, 3.4 * len(langs)), squeeze=False)
     sizes = np.sort(curve["n_added"].unique())
     for row, lang in zip(axes, langs):
-        for family, line in curve[curve["lang"] == lang].groupby("family", sort=True):
+        for (family, variant), line in curve[curve["lang"] == lang].groupby(["family", "variant"], sort=True):
+            family = condition_name(family, variant)
             for stat, marker in (("overall_mcc", "o"), ("mean_category_mcc", "s")):
                 row[0].errorbar(line["n_added"], line[f"{stat}_mean"], yerr=line[f"{stat}_std"],
                                 marker=marker, capsize=3,
@@ -180,12 +87,12 @@ def size_curve_plot(curve: pd.DataFrame, out: Path) -> Path:
             ax.set_title(lang)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-    return _save(fig, out / "size_curve.png")
+    return save_figure(fig, out / "size_curve.png")
 
 
-def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], setup: str,
+def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], condition: str,
                   out: Path, note: str = "") -> Path:
-    """Language × language mean Cohen's κ (± σ over seeds) per run subset: `kappa_<setup>.png`.
+    """Language × language mean Cohen's κ (± σ over seeds) per run subset: `kappa_<condition>.png`.
 
     `matrices` maps a panel title (e.g. "all runs", "non-failed runs") to (κ mean, κ σ,
     run pairs) matrices; the diagonal is the seed baseline (two seeds of the same language).
@@ -209,18 +116,20 @@ def kappa_heatmap(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataF
         ax.set_xlabel("language B")
         ax.set_ylabel("language A")
         ax.tick_params(axis="y", labelrotation=0)
-    fig.suptitle(f"{setup}: agreement of predictions across languages (same seed);\n"
+    fig.suptitle(f"{condition}: agreement of predictions across languages (same seed);\n"
                  "framed diagonal = seed baseline (two seeds of one language)" + (f"\n{note}" if note else ""),
                  fontsize=10)
-    return _save(fig, out / f"kappa_{safe_name(setup)}.png")
+    return save_figure(fig, out / f"kappa_{safe_name(condition)}.png")
 
 
-def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str], out: Path) -> Path:
-    """Per fine category: consistency of the pair (mean ± σ over seeds) with each language's seed
-    baseline as markers: `consistency_<setup>_<a>_<b>.png`."""
+def consistency_bars(by_category: pd.DataFrame, key: tuple[str, str], pair: tuple[str, str], out: Path) -> Path:
+    """Per fine category: consistency of the pair (mean ± σ over seeds) in one (setup, variant), with
+    each language's seed baseline as markers: `consistency_<setup>[_<variant>]_<a>_<b>.png`."""
     lang_a, lang_b = pair
-    part = by_category[(by_category["setup"] == setup) & (by_category["runs"] == "all")
-                       & (by_category["level"] == "fine")]
+    setup, variant = key
+    condition = condition_name(setup, variant)
+    part = by_category[(by_category["setup"] == setup) & (by_category["variant"] == variant)
+                       & (by_category["runs"] == "all") & (by_category["level"] == "fine")]
 
     def series(a: str, b: str, column: str) -> pd.Series:
         return part[(part["lang_a"] == a) & (part["lang_b"] == b)].set_index("category")[column]
@@ -236,13 +145,13 @@ def consistency_bars(by_category: pd.DataFrame, setup: str, pair: tuple[str, str
         baseline = series(lang, lang, "consistency_mean").reindex(order)
         ax.scatter(baseline, y, marker=marker, color="black", s=18, zorder=3, facecolors="none" if marker == "s" else None,
                    label=f"{lang} seed baseline (two seeds of {lang})")
-    for row in _coarse_starts(order):
+    for row in coarse_starts(order):
         ax.axhline(row - 0.5, color="grey", linewidth=0.8)
     ax.set_yticks(y, [f"{name} ({n_items[name]})" for name in order])
     ax.invert_yaxis()
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("consistency: share of items with the same prediction (mean ± σ over seeds)")
-    ax.set_title(f"{setup}: {lang_a} vs {lang_b} per category, all runs (items in parentheses)")
+    ax.set_title(f"{condition}: {lang_a} vs {lang_b} per category, all runs (items in parentheses)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
-    return _save(fig, out / f"consistency_{safe_name(setup)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")
+    return save_figure(fig, out / f"consistency_{safe_name(condition)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")

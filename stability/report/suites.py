@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stability.core.markdown import num, table
 from stability.core.records import LABEL_NAMES
-from stability.report.markdown import _pm
+from stability.statistics.seeds import GROUP_KEY
 
-ACCURACY_COLUMNS = ["lang", "setup", "template", "label", "categories", "feature", "value", "n_items",
+ACCURACY_COLUMNS = ["lang", "setup", "variant", "template", "label", "categories", "feature", "value", "n_items",
                     "n_seeds", "accuracy_mean", "accuracy_std"]
-GAP_COLUMNS = ["lang", "setup", "template", "feature", "low_value", "low_accuracy", "low_n",
+GAP_COLUMNS = ["lang", "setup", "variant", "template", "feature", "low_value", "low_accuracy", "low_n",
                "high_value", "high_accuracy", "high_n", "gap"]
 ALL_TEMPLATES = "all templates"
 _LABELS = dict(enumerate(LABEL_NAMES))
-_GAPS_LISTED = 10
 
 
 def suite_accuracy(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Rows per (lang, setup, template): the whole template (feature empty), each feature value
+    """Rows per (lang, setup, variant, template): the whole template (feature empty), each feature value
     within it, and each feature value pooled over templates (template = "all templates")."""
     items = predictions[predictions["template"].notna()]
     if items.empty:
@@ -36,7 +34,7 @@ def suite_accuracy(predictions: pd.DataFrame) -> pd.DataFrame:
          for name, value in found.items()], columns=["index", "feature", "value"]).set_index("index")
     by_feature = items.join(features, how="inner")
     pooled = by_feature.assign(template=ALL_TEMPLATES)
-    keys = ["lang", "setup", "template", "feature", "value"]
+    keys = GROUP_KEY + ["template", "feature", "value"]
     per_seed = pd.concat([whole, by_feature, pooled]).groupby(keys + ["seed"], sort=False) \
         .agg(correct=("correct", "mean"), n_items=("correct", "size")).reset_index()
     table = per_seed.groupby(keys, sort=True).agg(
@@ -50,55 +48,14 @@ def suite_accuracy(predictions: pd.DataFrame) -> pd.DataFrame:
 
 
 def feature_gaps(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (lang, setup, template, feature): the values with the lowest and highest accuracy."""
+    """Per (lang, setup, variant, template, feature): the values with the lowest and highest accuracy."""
     rows = []
     values = table[table["feature"] != ""]
-    for (lang, setup, template, feature), group in values.groupby(["lang", "setup", "template", "feature"]):
+    for (lang, setup, variant, template, feature), group in values.groupby(GROUP_KEY + ["template", "feature"]):
         if len(group) < 2:
             continue
         ranked = group.sort_values(["accuracy_mean", "value"])
         low, high = ranked.iloc[0], ranked.iloc[-1]
-        rows.append([lang, setup, template, feature, low.value, low.accuracy_mean, low.n_items, high.value,
+        rows.append([lang, setup, variant, template, feature, low.value, low.accuracy_mean, low.n_items, high.value,
                      high.accuracy_mean, high.n_items, high.accuracy_mean - low.accuracy_mean])
-    return pd.DataFrame(rows, columns=GAP_COLUMNS).sort_values(["lang", "setup", "gap"], ascending=[True, True, False])
-
-
-def _gap_rows(gaps: pd.DataFrame, with_template: bool) -> list[list[str]]:
-    return [([r.template] if with_template else [])
-            + [r.feature, f"{r.low_value} {num(r.low_accuracy)} (n={r.low_n})",
-               f"{r.high_value} {num(r.high_accuracy)} (n={r.high_n})", num(r.gap)] for r in gaps.itertuples()]
-
-
-def suite_section(accuracy: pd.DataFrame, category_stats: pd.DataFrame) -> str:
-    """The report.md section: templates by accuracy beside their category's MCC, then the
-    feature values that separate success from failure, pooled and within templates."""
-    mcc = category_stats.set_index(["lang", "setup", "category"])
-    gaps = feature_gaps(accuracy)
-    text = ("## Test suites: accuracy per template and feature\n\n"
-            "Runs scored on generated test suites. Accuracy of each template's items (all share one "
-            "gold label), mean ± σ over seeds, beside the MCC of the template's category. A feature "
-            "gap is the accuracy of a feature's best value minus its worst (e.g. `name.GENDER`: "
-            "FEM 0.40, MASC 0.90 reads \"fails when the name is feminine\"); with few items per value "
-            "a gap may be noise, so the item counts are given. Every row is in `template_accuracy.csv`.\n")
-    for (lang, setup), group in accuracy.groupby(["lang", "setup"], sort=True):
-        templates = group[(group["feature"] == "") & (group["template"] != ALL_TEMPLATES)] \
-            .sort_values(["accuracy_mean", "template"])
-        rows = []
-        for r in templates.itertuples():
-            names = [name for name in r.categories.split(";") if name]
-            scores = [_pm(*mcc.loc[(lang, setup, name), ["mcc_mean", "mcc_std"]])
-                      if (lang, setup, name) in mcc.index else "–" for name in names]
-            rows.append([r.template, r.label, "; ".join(names), "; ".join(scores), r.n_items,
-                         _pm(r.accuracy_mean, r.accuracy_std)])
-        text += (f"\n### {lang}, {setup}\n\nTemplates, lowest accuracy first:\n\n"
-                 + table(["template", "label", "category", "category MCC", "items", "accuracy"], rows))
-        mine = gaps[(gaps["lang"] == lang) & (gaps["setup"] == setup)]
-        pooled = mine[mine["template"] == ALL_TEMPLATES]
-        within = mine[mine["template"] != ALL_TEMPLATES].head(_GAPS_LISTED)
-        header = ["feature", "lowest value: accuracy (items)", "highest value: accuracy (items)", "gap"]
-        if len(pooled):
-            text += "\nFeatures over all templates:\n\n" + table(header, _gap_rows(pooled, False))
-        if len(within):
-            text += (f"\nLargest gaps within a template (top {_GAPS_LISTED}):\n\n"
-                     + table(["template"] + header, _gap_rows(within, True)))
-    return text
+    return pd.DataFrame(rows, columns=GAP_COLUMNS).sort_values(GROUP_KEY + ["gap"], ascending=[True, True, True, False])

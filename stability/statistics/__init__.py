@@ -1,7 +1,14 @@
-"""Statistics that several commands share, owned by none of them.
+"""Statistics and figures that several commands share, owned by none of them.
 
+The report, probing and W&B tracking all compute seed statistics the same way: Pearson
+correlation between seeds' vectors (`correlation`: RS corr., docs/design.md, "Metrics"), per-category
+mean ± σ over seeds (`seeds`), the multi-bootstrap over seeds and items (`bootstrap`), which
+categories an item belongs to (`membership`), and the category × seed heat map (`figures`).
 Comparisons with multiplicity control (`multiplicity`), almost stochastic order between
 seed distributions (`dominance`, optional deepsig extra), variance sources of a
 seed_init × seed_order grid (`variance`), expected best validation score over n runs
-(`expected_max`) and seeds needed to detect a difference (`power`).
+(`expected_max`) and seeds needed to detect a difference (`power`) answer a reviewer's
+questions about comparisons.
+Keeping them here lets each command import them without importing another command.
+May import `stability.core` only.
 """

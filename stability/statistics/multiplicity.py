@@ -33,8 +33,7 @@ from numpy.typing import ArrayLike
 from statsmodels.stats.multitest import multipletests
 
 from stability.core.metrics import mcc_from_counts
-# The multi-bootstrap's building blocks; the one import to retarget when they move.
-from stability.report.bootstrap import (
+from stability.statistics.bootstrap import (
     ItemMatrix,
     Score,
     draw_counts,

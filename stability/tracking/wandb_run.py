@@ -14,7 +14,7 @@ matrix of itself plus the finished runs of its group found beside its run direct
 layout puts the seeds of one (experiment, lang, setup, variant) in sibling directories). The last seed
 to finish logs the complete map; seeds finishing at the same moment under a parallel launcher
 may miss each other, and `python -m stability.report` stays the reference figure. The map is
-drawn by the report's own code, so both look the same.
+drawn by the code the report draws it with (`stability.statistics.figures`), so both look the same.
 """
 from __future__ import annotations
 
@@ -105,17 +105,18 @@ def _group_key(metrics: dict) -> tuple[str, ...]:
 
 def tidy_fine_rows(runs: list[dict]) -> pd.DataFrame:
     """The runs' category MCCs as the tidy results table the report's statistics read."""
-    from stability.report.collect import TIDY_COLUMNS
+    from stability.statistics.seeds import TIDY_COLUMNS
 
-    rows = [(m["lang"], m["setup"], int(m["seed"]), "fine", name, m.get("category_n", {}).get(name), mcc)
+    rows = [(m["lang"], m["setup"], m.get("variant") or "", int(m["seed"]), "fine", name,
+             m.get("category_n", {}).get(name), mcc)
             for m in runs for name, mcc in m["category_mcc"].items()]
     return pd.DataFrame(rows, columns=TIDY_COLUMNS)
 
 
 def draw_seed_heatmap(runs: list[dict], out_dir: Path) -> Path:
     """The report's category × seed heat map (diverging, centred on 0, −1 … 1) for one group."""
-    from stability.report.figures import seed_heatmaps
-    from stability.report.stats import category_stats
+    from stability.statistics.figures import seed_heatmaps
+    from stability.statistics.seeds import category_stats
 
     (path,) = seed_heatmaps(category_stats(tidy_fine_rows(runs)), out_dir)
     return path

@@ -14,7 +14,7 @@ from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES, TAXONOMY
 
 
 def mcc(labels: np.ndarray, preds: np.ndarray) -> float:
-    """Reference MCC (sklearn), 0.0 for an empty selection like the DESIGN rule."""
+    """Reference MCC (sklearn), 0.0 for an empty selection like the rule of docs/design.md."""
     if not len(labels):
         return 0.0
     with warnings.catch_warnings():

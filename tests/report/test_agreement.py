@@ -16,7 +16,7 @@ def predictions(preds: dict[str, list[int]], categories: dict[str, str], setup: 
     rows = [("fr", setup, seed, idx, 0, pred, 0.5, categories[idx])
             for idx, seed_preds in preds.items() for seed, pred in enumerate(seed_preds)]
     return pd.DataFrame(rows, columns=["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment",
-                                       "categories"])
+                                       "categories"]).assign(variant="")
 
 
 def test_three_seeds_predicting_0_0_1_agree_on_one_pair_of_three():

@@ -7,19 +7,16 @@ import pytest
 from conftest import item_categories, mcc, noisy_predictions
 
 from stability.core.metrics import mcc_from_counts
-from stability.report.bootstrap import (
-    CI_CATEGORIES,
+from stability.report.bootstrap import CI_CATEGORIES, bootstrap_ci, bootstrap_deltas, item_matrix
+from stability.report.collect import collect
+from stability.statistics.bootstrap import (
     accuracy_from_counts,
-    bootstrap_ci,
-    bootstrap_deltas,
     confusion_counts,
     draw_counts,
-    item_matrix,
     point_estimate,
     resampled_scores,
 )
-from stability.report.collect import collect
-from stability.report.stats import category_stats
+from stability.statistics.seeds import category_stats
 
 
 def runs_frame(labels: np.ndarray, seed_preds: list[np.ndarray], setup: str = "rte") -> pd.DataFrame:
@@ -28,7 +25,7 @@ def runs_frame(labels: np.ndarray, seed_preds: list[np.ndarray], setup: str = "r
             for seed, preds in enumerate(seed_preds)
             for i, (label, pred, cats) in enumerate(zip(labels, preds, categories))]
     return pd.DataFrame(rows, columns=["lang", "setup", "seed", "idx", "label", "pred", "prob_entailment",
-                                       "categories"])
+                                       "categories"]).assign(variant="")
 
 
 @pytest.fixture

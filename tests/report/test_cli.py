@@ -13,8 +13,8 @@ from conftest import write_metrics
 
 from stability.report.cli import main
 
-FAST = ["--bootstrap", "0", "--no-figures"]
-SUMMARY_COLUMNS = ["lang", "setup", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
+FAST = ["bootstrap=0", "figures=false"]
+SUMMARY_COLUMNS = ["lang", "setup", "variant", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
                    "mean_category_mcc_std", "rs_corr", "rs_corr_pairs", "rs_corr_skipped"]
 
 
@@ -31,7 +31,7 @@ def exit_status(capsys, *argv: str | Path) -> tuple[int, str]:
 
 def test_outputs_of_run_directories(synthetic_runs, tmp_path):
     out = tmp_path / "report"
-    run_main(synthetic_runs, "--out", out, "--bootstrap", "30", "--no-figures", "--compare", "rte", "rte+mnli10000")
+    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=30", "figures=false", "compare=[rte,rte+mnli10000]")
     for name in ("results.csv", "summary.csv", "category_stats.csv", "language_corr.csv", "size_curve.csv",
                  "item_agreement.csv", "agreement_by_category.csv", "flip_items.csv", "bootstrap_ci.csv",
                  "deltas.csv", "delta_shares.csv", "bootstrap_deltas.csv", "report.md"):
@@ -40,7 +40,7 @@ def test_outputs_of_run_directories(synthetic_runs, tmp_path):
     assert list(summary.columns) == SUMMARY_COLUMNS
     assert len(summary) == 4 and (summary["n_seeds"] == 3).all()
     stats = pd.read_csv(out / "category_stats.csv")
-    assert list(stats.columns) == ["lang", "setup", "category", "coarse", "n_items", "mcc_mean", "mcc_std",
+    assert list(stats.columns) == ["lang", "setup", "variant", "category", "coarse", "n_items", "mcc_mean", "mcc_std",
                                    "seed_0", "seed_1", "seed_2"]
     assert len(stats) == 4 * 33
     seeds = stats[["seed_0", "seed_1", "seed_2"]].to_numpy()
@@ -56,8 +56,8 @@ def test_outputs_of_run_directories(synthetic_runs, tmp_path):
 
 
 def test_round_trip_through_results_csv(synthetic_runs, tmp_path):
-    run_main(synthetic_runs, "--out", tmp_path / "a", *FAST)
-    run_main(tmp_path / "a" / "results.csv", "--out", tmp_path / "b", *FAST)
+    run_main(f"runs={synthetic_runs}", f"out={tmp_path / 'a'}", *FAST)
+    run_main(f"runs={tmp_path / 'a' / 'results.csv'}", f"out={tmp_path / 'b'}", *FAST)
     for name in ("results.csv", "summary.csv", "category_stats.csv", "language_corr.csv", "size_curve.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / name), pd.read_csv(tmp_path / "b" / name))
 
@@ -69,7 +69,7 @@ def test_mixed_run_folder_and_csv(tmp_path):
     csv.write_text("lang,setup,seed,category,mcc\n"
                    "de,rte,0,Negation,0.1\nde,rte,0,Conjunction,0.3\n"
                    "de,rte,1,Negation,0.3\nde,rte,1,Conjunction,0.7\n")
-    run_main(tmp_path / "runs", csv, *FAST)
+    run_main(f"runs=[{tmp_path / 'runs'},{csv}]", *FAST)
     summary = pd.read_csv(tmp_path / "runs" / "report" / "summary.csv").set_index("lang")
     assert summary.loc["fr", "overall_mcc_mean"] == pytest.approx(0.3)
     assert summary.loc["fr", "rs_corr"] == pytest.approx(1.0)         # proportional vectors
@@ -85,7 +85,7 @@ def test_hand_written_csv(tmp_path, capsys):
                    "sv,rte,0,Negation,0.1\nsv,rte,0,Quantifiers,0.2\nsv,rte,0,Common sense,0.3\n"
                    "sv,rte,1,Negation,0.3\nsv,rte,1,Quantifiers,0.2\nsv,rte,1,Common sense,0.1\n"
                    "sv,rte,2,Negation,0.2\nsv,rte,2,Quantifiers,0.2\nsv,rte,2,Common sense,0.2\n")
-    run_main(csv)
+    run_main(f"runs={csv}")
     out = tmp_path / "report"
     row = pd.read_csv(out / "summary.csv").iloc[0]
     assert row["n_seeds"] == 3 and math.isnan(row["overall_mcc_mean"])
@@ -107,10 +107,10 @@ def test_compare_thresholds_from_the_command_line(tmp_path):
         rows += [f"fr,{setup},{seed},Negation,{negation}" for seed in (0, 1)]
         rows += [f"fr,{setup},{seed},Conjunction,{conjunction}" for seed in (0, 1)]
     csv.write_text("\n".join(rows) + "\n")
-    run_main(csv, "--compare", "rte", "rte+mnli10000", *FAST)
+    run_main(f"runs={csv}", "compare=[rte,rte+mnli10000]", *FAST)
     shares = pd.read_csv(tmp_path / "report" / "delta_shares.csv").set_index("lang")
     assert shares.loc["fr", "n_delta_mcc_above"] == 1                 # ΔMCC 0.1 (not counted) and 0.25
-    run_main(csv, "--compare", "rte", "rte+mnli10000", "--delta-mcc", "0.05", *FAST)
+    run_main(f"runs={csv}", "compare=[rte,rte+mnli10000]", "delta_mcc=0.05", *FAST)
     shares = pd.read_csv(tmp_path / "report" / "delta_shares.csv").set_index("lang")
     assert shares.loc["all", "n_delta_mcc_above"] == 2
 
@@ -122,26 +122,26 @@ def test_compare_thresholds_from_the_command_line(tmp_path):
 def test_bad_csv_exits_2_with_one_line(tmp_path, capsys, text, where):
     csv = tmp_path / "bad.csv"
     csv.write_text(text)
-    status, err = exit_status(capsys, csv, *FAST)
+    status, err = exit_status(capsys, f"runs={csv}", *FAST)
     assert status == 2
     assert err.count("\n") == 1 and err.startswith("error: ") and where in err and "fix:" in err
     assert not (tmp_path / "report").exists()
 
 
 def test_missing_path_empty_folder_unknown_setup_exit_2(tmp_path, capsys):
-    status, err = exit_status(capsys, tmp_path / "nowhere", *FAST)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'nowhere'}", *FAST)
     assert status == 2 and "no such file or directory" in err and err.count("\n") == 1
-    status, err = exit_status(capsys, tmp_path, *FAST)
+    status, err = exit_status(capsys, f"runs={tmp_path}", *FAST)
     assert status == 2 and "no run directories" in err
     write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
-    status, err = exit_status(capsys, tmp_path / "runs", "--compare", "rte", "rte+mnli", *FAST)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'runs'}", "compare=[rte,rte+mnli]", *FAST)
     assert status == 2 and "'rte+mnli' not in the results" in err
 
 
 def test_python_dash_m_reports_user_error(tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text("lang,setup,seed\nfr,rte,0\n")
-    done = subprocess.run([sys.executable, "-m", "stability.report", str(csv)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "stability.report", f"runs={csv}"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()] and "missing columns: category, mcc" in done.stderr
@@ -149,7 +149,7 @@ def test_python_dash_m_reports_user_error(tmp_path):
 
 def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
     out = tmp_path / "figs"
-    run_main(synthetic_runs, "--out", out, "--bootstrap", "20", "--compare", "rte", "rte+mnli10000")
+    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=20", "compare=[rte,rte+mnli10000]")
     names = {path.name for path in out.glob("*.png")}
     assert names == {"heatmap_de_rte.png", "heatmap_de_rte_mnli10000.png", "heatmap_fr_rte.png",
                      "heatmap_fr_rte_mnli10000.png", "heatmap_languages_rte.png",
@@ -159,3 +159,46 @@ def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
                      "consistency_rte_mnli10000_de_fr.png"}
     report = (out / "report.md").read_text()
     assert all(f"({name})" in report for name in names)
+
+
+@pytest.mark.parametrize("option, fix", [
+    ("bootstrap=-1", "bootstrap=<a number >= 0>"), ("confidence=1", "confidence=<a number in [0, 1)>"),
+    ("confidence=0", "confidence=<a number > 0>"), ("flip_top=0", "flip_top=<a number >= 1>"),
+    ("constant_share=0.4", "constant_share=<a number in [0.5, 1]>"), ("compare=[rte]", "compare=[rte,rte+mnli_all]"),
+])
+def test_out_of_range_option_exits_2_before_anything_is_written(tmp_path, capsys, option, fix):
+    write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'out'}", option)
+    assert status == 2 and err.count("\n") == 1 and fix in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_runs_a_bare_path_and_a_sweep_are_refused_with_the_syntax_to_use(tmp_path, capsys):
+    status, err = exit_status(capsys, "bootstrap=0")
+    assert status == 2 and "runs is empty" in err and "runs=DIR" in err
+    status, err = exit_status(capsys, str(tmp_path))
+    assert status == 2 and f"(fix: name the runs: runs={tmp_path})" in err
+    for lang in ("fr", "de"):
+        write_metrics(tmp_path / lang, lang, "rte", 0, [0.1] * 33, 0.1)
+    status, err = exit_status(capsys, f"runs={tmp_path / 'fr'},{tmp_path / 'de'}", f"out={tmp_path / 'out'}")
+    assert status == 2 and err.count("\n") == 1 and "the report does not sweep: runs would make 2" in err
+    assert f"runs=[{tmp_path / 'fr'},{tmp_path / 'de'}]" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, capsys):
+    write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
+    run_main(f"runs={tmp_path / 'runs'}", *FAST)
+    assert (tmp_path / "runs" / "report" / "report.md").is_file()
+    assert capsys.readouterr().out.strip() == (f"read 1 runs and 0 CSV files; wrote 7 tables, 0 figures and "
+                                               f"report.md to {tmp_path / 'runs' / 'report'}")
+
+
+def test_help_says_what_it_reads_and_writes():
+    done = subprocess.run([sys.executable, "-m", "stability.report", "--help"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    for text in ("Reads: runs=", "Writes into out=", "ddof = 1", "docs/reading-the-report.md", "compare=[rte,rte/lr3e-05]",
+                 "bootstrap: 1000"):
+        assert text in done.stdout
+    assert "DESIGN" + ".md" not in done.stdout   # spelt apart: no file of the project cites it

@@ -22,7 +22,8 @@ def test_run_directory_gives_fine_coarse_and_overall_rows(tmp_path):
                   n_added=10000)
     (tmp_path / "out" / "killed_run").mkdir()          # no metrics.json: ignored
     results = collect([tmp_path / "out"]).results
-    assert list(results.columns) == ["lang", "setup", "seed", "level", "category", "n_items", "mcc", "n_added"]
+    assert list(results.columns) == ["lang", "setup", "variant", "seed", "level", "category", "n_items", "mcc",
+                                     "n_added"]
     assert (results["level"].value_counts().to_dict()) == {"fine": 33, "coarse": 4, "all": 1}
     assert list(results.loc[results["level"] == "fine", "category"]) == list(FINE_CATEGORIES)
     overall = results[results["level"] == "all"].iloc[0]

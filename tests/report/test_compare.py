@@ -17,7 +17,8 @@ def stats_table() -> pd.DataFrame:
     ]
     rows = [(lang, setup, cat, "Logic", 10, mean, std)
             for lang, cat, a, b in cells for setup, (mean, std) in (("rte", a), ("rte+mnli", b))]
-    return pd.DataFrame(rows, columns=["lang", "setup", "category", "coarse", "n_items", "mcc_mean", "mcc_std"])
+    return pd.DataFrame(rows, columns=["lang", "setup", "category", "coarse", "n_items", "mcc_mean", "mcc_std"]) \
+        .assign(variant="")
 
 
 def test_deltas_are_b_minus_a():

@@ -102,12 +102,12 @@ def test_constant_predictions_give_kappa_zero_and_a_warning(tmp_path, caplog):
     assert tables.n_constant == 6                                    # every ordered pair holds a constant run
     assert "constant predictions" in caplog.text
     out = tmp_path / "report"
-    main([str(tmp_path / "runs"), "--out", str(out), "--bootstrap", "0", "--no-figures"])
+    main([f"runs={tmp_path / 'runs'}", f"out={out}", "bootstrap=0", "figures=false"])
     report = (out / "report.md").read_text()
     assert "## Cross-lingual consistency" in report and "**Warning:** 6 of 6 run pairs" in report
     written = pd.read_csv(out / "consistency.csv")
-    assert list(written.columns[:10]) == ["setup", "lang_a", "lang_b", "seed_a", "seed_b", "n_items", "consistency",
-                                          "kappa", "consistency_correct", "consistency_incorrect"]
+    assert list(written.columns[:11]) == ["setup", "variant", "lang_a", "lang_b", "seed_a", "seed_b", "n_items",
+                                          "consistency", "kappa", "consistency_correct", "consistency_incorrect"]
 
 
 def test_items_are_matched_by_idx(tmp_path):
@@ -136,13 +136,13 @@ def test_data_qa_flags_joined_with_consistency(tmp_path):
         Flag("train_gr.jsonl", "de", "train", "0", "premise", "line", "identified as 'en'", "…", "en", 0.9),
     ])
     out = tmp_path / "report"
-    main([str(tmp_path / "runs"), "--out", str(out), "--bootstrap", "0", "--no-figures", "--dataqa", str(qa)])
+    main([f"runs={tmp_path / 'runs'}", f"out={out}", "bootstrap=0", "figures=false", f"dataqa={qa}"])
     row = pd.read_csv(out / "consistency_flagged.csv").iloc[0]
     # only translation findings of diagnostic items count: items 2 and 5, where fr and de disagree
     assert (row["lang_a"], row["lang_b"], row["n_items_flagged"], row["n_items_unflagged"]) == ("de", "fr", 2, 6)
     assert (row["consistency_flagged"], row["consistency_unflagged"], row["consistency_difference"]) == (0, 1, -1)
     assert "Data QA × consistency" in (out / "report.md").read_text()
-    for bad in (["--dataqa", str(tmp_path)], ["--consistency-pair", "fr", "sv"]):   # nothing written
+    for bad in ([f"dataqa={tmp_path}"], ["consistency_pair=[fr,sv]"]):   # nothing written
         with pytest.raises(SystemExit):
-            main([str(tmp_path / "runs"), "--out", str(tmp_path / "not_written"), "--no-figures", *bad])
+            main([f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'not_written'}", "figures=false", *bad])
         assert not (tmp_path / "not_written").exists()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import item_categories, noisy_predictions, write_metrics, write_run
 
-from stability.report import figures
+from stability.statistics import figures
 from stability.report.cli import main
 from stability.report.collect import collect
 from stability.report.failed import FailedRule, failed_runs, without_failed
@@ -72,7 +72,7 @@ def test_old_record_without_majority_is_judged_by_predictions(tmp_path):
 
 def test_failed_run_counted_and_left_out_of_nonfailed_statistics(runs_with_a_failure, tmp_path):
     out = tmp_path / "report"
-    main([str(runs_with_a_failure), "--out", str(out), "--bootstrap", "0"])
+    main([f"runs={runs_with_a_failure}", f"out={out}", "bootstrap=0"])
     failed = pd.read_csv(out / "failed_runs.csv")
     assert failed["failed"].sum() == 1 and failed.loc[failed["failed"], "seed"].tolist() == [2]
     results = pd.read_csv(out / "results.csv")
@@ -96,18 +96,18 @@ def test_degenerate_flag_travels_through_results_csv(tmp_path):
     metrics = json.loads((run / "metrics.json").read_text())
     metrics["degenerate"] = ["Negation", "Logic", "overall"]
     (run / "metrics.json").write_text(json.dumps(metrics))
-    main([str(tmp_path / "runs"), "--out", str(tmp_path / "a"), "--bootstrap", "0", "--no-figures"])
+    main([f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'a'}", "bootstrap=0", "figures=false"])
     results = pd.read_csv(tmp_path / "a" / "results.csv")
-    assert list(results.columns) == ["lang", "setup", "seed", "level", "category", "n_items", "mcc", "n_added",
-                                     "degenerate"]
+    assert list(results.columns) == ["lang", "setup", "variant", "seed", "level", "category", "n_items", "mcc",
+                                     "n_added", "degenerate"]
     assert sorted(results.loc[results["degenerate"], "category"]) == ["Logic", "Negation", "overall"]
-    main([str(tmp_path / "a" / "results.csv"), "--out", str(tmp_path / "b"), "--bootstrap", "0", "--no-figures"])
+    main([f"runs={tmp_path / 'a' / 'results.csv'}", f"out={tmp_path / 'b'}", "bootstrap=0", "figures=false"])
     pd.testing.assert_frame_equal(results, pd.read_csv(tmp_path / "b" / "results.csv"))
 
 
 def test_exclude_failed_drops_the_run_everywhere(runs_with_a_failure, tmp_path):
     out = tmp_path / "report"
-    main([str(runs_with_a_failure), "--out", str(out), "--bootstrap", "0", "--no-figures", "--exclude-failed"])
+    main([f"runs={runs_with_a_failure}", f"out={out}", "bootstrap=0", "figures=false", "exclude_failed=true"])
     assert pd.read_csv(out / "summary.csv").iloc[0]["n_seeds"] == 2
     assert set(pd.read_csv(out / "item_agreement.csv")["n_seeds"]) == {2}
     assert "left out of every table" in (out / "report.md").read_text()
@@ -117,7 +117,7 @@ def test_degenerate_cell_is_not_drawn_as_zero():
     matrix = pd.DataFrame({"0": [0.5, 0.0], "1": [0.0, -0.25]}, index=["Negation", "Conjunction"])
     undefined = pd.DataFrame({"0": [False, True], "1": [False, False]}, index=matrix.index)
     fig, ax = plt.subplots()
-    figures._draw(ax, matrix, 1.0, "MCC", "t", undefined=undefined, failed=["1"])
+    figures.draw_heatmap(ax, matrix, 1.0, "MCC", "t", undefined=undefined, failed=["1"])
     texts = {(round(t.get_position()[0], 1), round(t.get_position()[1], 1)): t.get_text() for t in ax.texts}
     plt.close(fig)
     assert texts[(0.5, 1.5)] == figures.UNDEFINED_TEXT            # Conjunction, seed 0: undefined
@@ -137,5 +137,5 @@ def test_degenerate_column_of_a_hand_written_csv(tmp_path, capsys):
     assert flags["Negation"] == True and flags["Datives"] == False and pd.isna(flags["Conjunction"])  # noqa: E712
     csv.write_text("lang,setup,seed,category,mcc,degenerate\nfr,rte,0,Negation,0.0,maybe\n")
     with pytest.raises(SystemExit):
-        main([str(csv), "--no-figures"])
+        main([f"runs={csv}", "figures=false"])
     assert "r.csv:2: degenerate must be true or false" in capsys.readouterr().err

@@ -35,7 +35,7 @@ def test_curve_needs_two_sizes_in_a_family():
                                               ("de", "rte", 0, 0.1)]
             for seed in (0, 1)]
     results = pd.DataFrame(rows, columns=["lang", "setup", "seed", "level", "category", "n_items", "mcc",
-                                          "n_added"])
+                                          "n_added"]).assign(variant="")
     curve = size_curve(summary(results), results)
     assert list(curve["setup"]) == ["rte", "rte+mnli10000"]   # de has one size; Negation50 its own family
     assert list(curve["n_added"]) == [0, 10000]

@@ -7,13 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stability.report.stats import (
-    category_stats,
-    language_corr,
-    mean_pairwise,
-    pearson_matrix,
-    summary,
-)
+from stability.report.stats import language_corr, summary
+from stability.statistics.correlation import mean_pairwise, pearson_matrix
+from stability.statistics.seeds import category_stats
 
 CATS = ["Negation", "Conjunction", "Disjunction"]
 
@@ -24,7 +20,8 @@ def tidy(values: dict[tuple[str, str, int], list[float]], overall: dict[tuple[st
     rows = [(lang, setup, seed, "fine", cat, 10, mcc)
             for (lang, setup, seed), mccs in values.items() for cat, mcc in zip(CATS, mccs)]
     rows += [(lang, setup, seed, "all", "overall", 100, mcc) for (lang, setup, seed), mcc in (overall or {}).items()]
-    return pd.DataFrame(rows, columns=["lang", "setup", "seed", "level", "category", "n_items", "mcc"])
+    return pd.DataFrame(rows, columns=["lang", "setup", "seed", "level", "category", "n_items", "mcc"]) \
+        .assign(variant="")
 
 
 # Seed 2 is constant, so its 3 pairs are skipped; r(0,1) = -1, r(0,3) = 1, r(1,3) = -1.

@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from stability.report.suites import ALL_TEMPLATES, feature_gaps, suite_accuracy, suite_section
+from stability.report.sections.suites import suite_section
+from stability.report.suites import ALL_TEMPLATES, feature_gaps, suite_accuracy
 
 FEM, MASC = {"name.GENDER": "FEM"}, {"name.GENDER": "MASC"}
 
@@ -22,7 +23,7 @@ def predictions() -> pd.DataFrame:
             for seed in (0, 1) for (idx, label, features), pred in zip(items, preds[seed])]
     rows.append({"lang": "en", "setup": "rte", "seed": 0, "idx": "7", "label": 0, "pred": 0, "prob_entailment": 0.5,
                  "categories": "Negation", "template": None, "features": None})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).assign(variant="")
 
 
 def row(table: pd.DataFrame, template: str, feature: str = "", value: str = "") -> pd.Series:
@@ -59,7 +60,7 @@ def test_no_suite_items_no_table():
 
 
 def test_the_markdown_section_reads_the_failing_feature():
-    stats = pd.DataFrame([{"lang": "en", "setup": "rte", "category": "Negation", "coarse": "Logic", "n_items": 6,
+    stats = pd.DataFrame([{"lang": "en", "setup": "rte", "variant": "", "category": "Negation", "coarse": "Logic", "n_items": 6,
                            "mcc_mean": 0.2, "mcc_std": 0.1}])
     text = suite_section(suite_accuracy(predictions()), stats)
     assert "### en, rte" in text

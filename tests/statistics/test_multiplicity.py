@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import matthews_corrcoef
 from statsmodels.stats.multitest import multipletests
 
-from stability.report.bootstrap import ItemMatrix, draw_counts
+from stability.statistics.bootstrap import ItemMatrix, draw_counts
 from stability.statistics.multiplicity import (
     DELTA_COLUMNS,
     adjust_family,

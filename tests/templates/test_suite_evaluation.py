@@ -29,8 +29,8 @@ def test_smoke_run_on_a_generated_suite_and_its_report(tmp_path):
     assert Counter(item["template"] for item in items)["negation.entailed"] == 4
     assert all(set(item["features"]) <= {"name.GENDER", "name1.GENDER", "name2.GENDER"} for item in items)
 
-    report = subprocess.run([sys.executable, "-m", "stability.report", str(out), "--bootstrap", "20",
-                             "--no-figures"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={out}", "bootstrap=20",
+                             "figures=false"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert report.returncode == 0, report.stderr
     folder = out / "report"
     text = (folder / "report.md").read_text(encoding="utf-8")
@@ -39,5 +39,6 @@ def test_smoke_run_on_a_generated_suite_and_its_report(tmp_path):
     assert "| negation.entailed | entailment | Negation |" in section
     assert "| name.GENDER | " in section
     table = (folder / "template_accuracy.csv").read_text(encoding="utf-8").splitlines()
-    assert table[0] == "lang,setup,template,label,categories,feature,value,n_items,n_seeds,accuracy_mean,accuracy_std"
+    assert table[0] == ("lang,setup,variant,template,label,categories,feature,value,n_items,n_seeds,accuracy_mean,"
+                        "accuracy_std")
     assert len(table) > 30

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from hydra.core.config_store import ConfigStore
 
-_MODULES: tuple[str, ...] = ("probe", "dataqa", "generate", "annotate", "plan")
+_MODULES: tuple[str, ...] = ("probe", "dataqa", "generate", "annotate", "plan", "report")
 
 
 def register_all() -> None:

@@ -1,5 +1,5 @@
-"""The probing section of report.md: every probing.csv under the report's input folders,
-summarised as the best layer per (model, task) with its controls (DESIGN.md section 7)."""
+"""`## Probing`: every probing.csv under the report's input folders, summarised as the best layer
+per (model, task) with its controls (docs/design.md, "Analysis outputs")."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +8,8 @@ import pandas as pd
 
 from stability.core.markdown import num, table
 from stability.core.probetable import find_probing_tables, read_probing_table
+from stability.report.context import Context
+from stability.report.section import Built
 
 
 def best_layers(table: pd.DataFrame) -> pd.DataFrame:
@@ -33,3 +35,9 @@ def probing_section(paths: list[Path]) -> str:
             "intervals are in each folder's probing.md.\n\n"
             + table(["probing folder", "model", "task", "best layer", "seeds", "accuracy", "selectivity",
                      "random-init", "majority"], rows))
+
+
+def build(context: Context) -> Built | None:
+    """None when no input folder holds a probing.csv."""
+    text = probing_section(context.paths)
+    return Built(text) if text else None

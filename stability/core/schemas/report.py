@@ -1,0 +1,67 @@
+"""The options of `nli-stability report` (`stability/conf/report.yaml`), checked when composed.
+
+`runs` and `dataqa` take one path or a list (`runs=outputs/smoke`, `runs=[a,b.csv]`) and are
+normalised to lists of strings here, so the report reads `list[str]` whichever was written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from stability.core.errors import UserError
+from stability.core.schemas.checks import above, at_least, within
+
+
+@dataclass
+class ReportSchema:
+    """Every key of report.yaml; the YAML comments say what each changes."""
+
+    runs: Any = None
+    out: str = MISSING
+    compare: Optional[List[str]] = None
+    delta_mcc: float = 0.1
+    delta_std: float = -0.05
+    bootstrap: int = 1000
+    confidence: float = 0.95
+    random_state: int = 0
+    flip_top: int = 20
+    figures: bool = True
+    failed_margin: float = 0.0
+    constant_share: float = 1.0
+    exclude_failed: bool = False
+    consistency_pair: Optional[List[str]] = None
+    dataqa: Any = None
+
+    def __post_init__(self) -> None:
+        self.runs = path_list("runs", self.runs)
+        if not self.runs:
+            raise UserError("runs is empty: nothing to report",
+                            fix="pass runs=DIR (an output folder of nli-stability train, or a tidy CSV), or runs=[DIR,FILE.csv]")
+        self.dataqa = path_list("dataqa", self.dataqa)
+        at_least("bootstrap", self.bootstrap, 0)
+        above("confidence", self.confidence, 0)
+        within("confidence", self.confidence, 0, 1)
+        at_least("flip_top", self.flip_top, 1)
+        within("constant_share", self.constant_share, 0.5, 1, closed_high=True)
+        for key, example in (("compare", "compare=[rte,rte+mnli_all]"), ("consistency_pair", "consistency_pair=[fr,de]")):
+            value = getattr(self, key)
+            if value is not None and len(value) != 2:
+                raise UserError(f"{key} needs exactly 2 entries, got {len(value)}", fix=f"pass e.g. {example}")
+
+
+def path_list(key: str, value: Any) -> list[str]:
+    """One path or a list of paths as a list of strings (None: empty)."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value]
+    if isinstance(value, str):
+        return [value]
+    raise UserError(f"{key}={value!r} is not a path", fix=f"pass {key}=PATH or {key}=[PATH,PATH]")
+
+
+def register(store: ConfigStore) -> None:
+    store.store(name="report_schema", node=ReportSchema)

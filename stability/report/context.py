@@ -1,0 +1,122 @@
+"""What every section of the report reads: the options, the runs, and the tables several share.
+
+`prepare` reads the inputs and checks every option against them before anything is
+written (a wrong path, CSV, compared setup or language pair is one line and exit status 2,
+and no report folder is left behind). The tables more than one section needs (seed
+statistics, the failed-run verdicts, the non-failed statistics) are computed once, on first
+use, and shared.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from stability.core.errors import UserError
+from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
+from stability.core.schemas.report import ReportSchema
+from stability.report.collect import DEGENERATE, Collected, collect
+from stability.report.compare import check_conditions
+from stability.report.failed import FailedRule, failed_runs, without_failed
+from stability.report.stats import summary
+from stability.statistics.seeds import category_stats
+
+
+@dataclass
+class Context:
+    """The inputs of one report. `results` and `predictions` leave out the failed runs when
+    `exclude_failed` is set; `all_results` (results.csv) always keeps every run."""
+
+    options: ReportSchema
+    paths: list[Path]
+    out: Path
+    collected: Collected
+    failed: pd.DataFrame                            # failed_runs.csv (empty: no run directory judged)
+    all_results: pd.DataFrame                       # the tidy table with its `degenerate` flags
+    kept_results: pd.DataFrame                      # the same, without failed runs under exclude_failed
+    predictions: pd.DataFrame
+    flagged_by_lang: dict[str, set[str]] | None     # dataqa: flagged diagnostic items per language
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        """The tidy table the statistics read (no flags)."""
+        return self.kept_results.drop(columns=DEGENERATE)
+
+    @cached_property
+    def fine_flags(self) -> pd.DataFrame:
+        """Fine rows with their `degenerate` flag: the heat maps grey out undefined MCCs."""
+        return self.kept_results[self.kept_results["level"] == "fine"]
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        return summary(self.results)
+
+    @cached_property
+    def category_stats(self) -> pd.DataFrame:
+        return category_stats(self.results)
+
+    @cached_property
+    def nonfailed_results(self) -> pd.DataFrame:
+        return without_failed(self.results, self.failed)
+
+    @cached_property
+    def summary_nonfailed(self) -> pd.DataFrame | None:
+        """The summary over the non-failed runs; None when no run directory was judged."""
+        return None if self.failed.empty else summary(self.nonfailed_results)
+
+    @cached_property
+    def has_variants(self) -> bool:
+        """Whether some run has a variant: report.md then shows a variant column."""
+        return bool((self.all_results["variant"] != "").any())
+
+    @property
+    def sources(self) -> str:
+        """What was read, for the page's first line."""
+        return (f"{self.collected.n_runs} run directories and {self.collected.n_csv} tidy CSV files "
+                f"from {', '.join(str(path) for path in self.paths)}")
+
+
+def prepare(options: ReportSchema) -> Context:
+    """Read the inputs and check the options against them; creates the output folder last."""
+    paths = [Path(path) for path in options.runs]
+    collected = collect(paths)
+    failed = failed_runs(collected.runs, collected.predictions,
+                         FailedRule(options.failed_margin, options.constant_share))
+    all_results = collected.results_with_flags()
+    kept_results, predictions = all_results, collected.predictions
+    if options.exclude_failed:
+        kept_results, predictions = without_failed(all_results, failed), without_failed(predictions, failed)
+    if options.compare:
+        check_conditions(kept_results, *options.compare)
+    check_consistency_pair(options.consistency_pair, predictions)
+    flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
+    out = Path(options.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
+                        fix="choose another out=DIR") from None
+    return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged)
+
+
+def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) -> None:
+    """Both languages of `consistency_pair` must have runs with predictions."""
+    if not pair:
+        return
+    missing = sorted(set(pair) - set(predictions["lang"]))
+    if missing:
+        raise UserError(f"consistency_pair: no runs with predictions in {', '.join(missing)}",
+                        fix=f"choose from: {', '.join(sorted(set(predictions['lang']))) or 'none'}")
+
+
+def flagged_items(folders: list[Path]) -> dict[str, set[str]]:
+    """Per language, the idx of diagnostic items with a translation finding (line or word level,
+    premise == hypothesis) in the `flagged.jsonl` of `python -m stability.dataqa` folders."""
+    items: dict[str, set[str]] = {}
+    for folder in folders:
+        for flag in read_flags(folder / FLAGGED_FILE):
+            if flag.role == "diagnostic" and flag.check in TRANSLATION_CHECKS:
+                items.setdefault(flag.lang, set()).add(str(flag.idx))
+    return items

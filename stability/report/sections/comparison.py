@@ -1,0 +1,52 @@
+"""`## Comparison: B vs A`: does condition B shift and stabilise the category MCCs of A?"""
+from __future__ import annotations
+
+from stability.core.markdown import num, table
+from stability.report import figures
+from stability.report.bootstrap import bootstrap_deltas
+from stability.report.collect import OVERALL
+from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
+from stability.report.context import Context
+from stability.report.section import Built, figure_links, pm
+
+
+def build(context: Context) -> Built | None:
+    """deltas.csv, delta_shares.csv and, with predictions, bootstrap_deltas.csv; None without compare."""
+    options = context.options
+    if not options.compare:
+        return None
+    a, b = (str(Condition.parse(condition)) for condition in options.compare)
+    deltas = setup_deltas(context.category_stats, a, b)
+    shares = delta_shares(deltas, options.delta_mcc, options.delta_std)
+    tables = {"deltas.csv": deltas, "delta_shares.csv": shares}
+    boot = None
+    if options.bootstrap and not context.predictions.empty:
+        boot = tables["bootstrap_deltas.csv"] = bootstrap_deltas(
+            context.predictions, a, b, options.bootstrap, options.confidence, options.random_state)
+    drawn = [figures.delta_heatmaps(deltas, a, b, context.out)] if options.figures else []
+    rows = [[r.lang, r.n_cells, f"{r.n_delta_mcc_above} ({num(r.share_delta_mcc_above, 2)})",
+             f"{r.n_delta_std_below} ({num(r.share_delta_std_below, 2)})"] for r in shares.itertuples()]
+    text = (f"## Comparison: {b} vs {a}\n\nΔ = {b} − {a} per (language, category). Cells with "
+            f"ΔMCC > {options.delta_mcc:g} and with Δσ < {options.delta_std:g} "
+            f"(strict; `{ALL_LANGUAGES}` = every language):\n\n"
+            + table(["lang", "cells", f"ΔMCC > {options.delta_mcc:g}", f"Δσ < {options.delta_std:g}"], rows))
+    largest = deltas.sort_values("delta_mcc", ascending=False)
+    for title, part in (("Largest", largest.head(5)), ("Smallest", largest.tail(5)[::-1])):
+        text += (f"\n{title} ΔMCC:\n\n" + table(
+            ["lang", "category", f"MCC {a}", f"MCC {b}", "ΔMCC", "Δσ"],
+            [[r.lang, r.category, pm(r.mcc_mean_a, r.mcc_std_a), pm(r.mcc_mean_b, r.mcc_std_b),
+              num(r.delta_mcc), num(r.delta_std)] for r in part.itertuples()]))
+    if boot is not None and not boot.empty:
+        rows = []
+        for lang, group in boot.groupby("lang", sort=True):
+            overall = group[group["category"] == OVERALL].iloc[0]
+            fine = group[group["category"] != OVERALL]
+            rows.append([lang, f"{num(overall.delta_mcc)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
+                         num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
+        text += ("\nBootstrap (paired items, independent seeds); p = share of bootstrap Δ ≤ 0 "
+                 "(per category in `bootstrap_deltas.csv`):\n\n"
+                 + table(["lang", f"overall ΔMCC [{options.confidence:.0%} CI]", "p (Δ ≤ 0)",
+                          "categories with p < 0.05"], rows))
+    if drawn:
+        text += "\n" + figure_links(drawn)
+    return Built(text, tables, drawn)

@@ -1,0 +1,30 @@
+"""`## Bootstrap intervals`: multi-bootstrap intervals of every category MCC (needs predictions.jsonl)."""
+from __future__ import annotations
+
+from stability.core.markdown import num, table
+from stability.report.bootstrap import bootstrap_ci
+from stability.report.collect import OVERALL
+from stability.report.context import Context
+from stability.report.section import Built, with_variant
+from stability.statistics.seeds import GROUP_KEY
+
+
+def build(context: Context) -> Built | None:
+    """bootstrap_ci.csv; None with bootstrap=0 or without predictions."""
+    options = context.options
+    if not options.bootstrap or context.predictions.empty:
+        return None
+    intervals = bootstrap_ci(context.predictions, options.bootstrap, options.confidence, options.random_state)
+    rows, variants = [], context.has_variants
+    for (lang, setup, variant), group in intervals.groupby(GROUP_KEY, sort=True):
+        overall = group[group["category"] == OVERALL].iloc[0]
+        fine = group[group["category"] != OVERALL]
+        rows.append(with_variant([lang, setup], variant, variants) + [f"{num(overall.estimate)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
+                     num((fine["ci_high"] - fine["ci_low"]).mean()),
+                     int(((fine["ci_low"] > 0) | (fine["ci_high"] < 0)).sum())])
+    level = f"{options.confidence:.0%}"
+    text = (f"## Bootstrap intervals\n\n{level} multi-bootstrap intervals (seeds and items resampled "
+            "together); per category in `bootstrap_ci.csv`.\n\n"
+            + table(with_variant(["lang", "setup"], "variant", variants) + [f"overall MCC [{level} CI]", "mean category CI width",
+                     "categories with CI excluding 0"], rows))
+    return Built(text, {"bootstrap_ci.csv": intervals})
