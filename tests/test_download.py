@@ -10,10 +10,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from stability.core.config import CONF_DIR
+from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.schemas.train import TrainConfig, train_settings
 from stability.data.loading import load_run_data
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
@@ -28,9 +28,8 @@ def _serve(folder: Path):
     return server
 
 
-def _cfg(overrides: list[str]):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose("train", overrides=overrides)
+def _cfg(overrides: list[str]) -> TrainConfig:
+    return train_settings(compose_config(overrides))
 
 
 @pytest.fixture
