@@ -30,7 +30,7 @@ _LABELS = {"id2label": dict(enumerate(LABEL_NAMES)), "label2id": {n: i for i, n 
 
 def load_tokenizer(model: Model, train_texts: Iterable[str], cache_dir: Path) -> PreTrainedTokenizerFast:
     """The checkpoint's tokenizer, or a WordPiece vocabulary trained on the run's own text."""
-    if isinstance(model, TinyModel):
+    if isinstance(model, TinyModel) and model.kind == "tiny":
         return _tiny_tokenizer(list(train_texts), model.vocab_size, cache_dir)
     try:
         return AutoTokenizer.from_pretrained(model.name, use_fast=True)
@@ -44,7 +44,7 @@ def build_model(model: Model, tokenizer: PreTrainedTokenizerFast, seed_init: int
     """A 2-label sequence classifier; `seed_init` fixes the classifier head (and tiny weights)."""
     torch.manual_seed(seed_init)
     dropout = model.dropout
-    if isinstance(model, TinyModel):
+    if isinstance(model, TinyModel) and model.kind == "tiny":
         config = BertConfig(
             vocab_size=len(tokenizer), hidden_size=model.hidden_size,
             num_hidden_layers=model.num_hidden_layers, num_attention_heads=model.num_attention_heads,

@@ -2,8 +2,10 @@
 
 `model/mbert.yaml` (any HF id or local folder) is a `PretrainedModel`; `model/tiny.yaml`, the
 small BERT built for offline runs, a `TinyModel` with its architecture. The training config
-types `model` with their base `Model`; `kind` stays a key (config.yaml, probing read it) and
-must agree with the schema.
+types `model` with their base `Model`. `kind` decides what a run builds: a `PretrainedModel`
+is always `pretrained`; a `TinyModel` is `tiny`, or `pretrained` when a preset built on the
+tiny model is pointed at a checkpoint (`experiment=smoke model.kind=pretrained
+model.name=DIR`: its architecture keys are then unused, as before the schemas).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from stability.core.schemas.checks import at_least, one_of, within
 class Model:
     """What every encoder option has: its name, its kind and the dropout used in fine-tuning."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("pretrained", "tiny")
+    KINDS: ClassVar[tuple[str, ...]] = ("pretrained",)  # the kinds the option can build
 
     name: str = MISSING
     kind: str = MISSING
@@ -36,14 +38,12 @@ class Model:
 class PretrainedModel(Model):
     """A pretrained checkpoint: `name` is an HF id or a local folder."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("pretrained",)
-
 
 @dataclass
 class TinyModel(Model):
     """A randomly initialised BERT whose WordPiece vocabulary is trained on the run's own text."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("tiny",)
+    KINDS: ClassVar[tuple[str, ...]] = ("tiny", "pretrained")
 
     vocab_size: int = MISSING
     hidden_size: int = MISSING
