@@ -83,20 +83,21 @@ def _replaced(node: object, **changes: object) -> None:
 
 
 @pytest.mark.parametrize("group, changes, message", [
-    ("trainer", {"batch_size": 0}, "trainer.batch_size must be at least 1, not 0"),
-    ("trainer", {"eval_batch_size": -1}, "trainer.eval_batch_size must be at least 1"),
-    ("trainer", {"patience": 0}, "trainer.patience must be at least 1"),
-    ("trainer", {"learning_rate": 0.0}, "trainer.learning_rate must be above 0"),
-    ("trainer", {"max_grad_norm": -1.0}, "trainer.max_grad_norm must be above 0"),
-    ("trainer", {"weight_decay": -0.1}, "trainer.weight_decay must be at least 0"),
+    ("trainer", {"batch_size": 0}, "trainer.batch_size=0 is out of range (fix: pass trainer.batch_size=<a number >= 1>)"),
+    ("trainer", {"eval_batch_size": -1}, "trainer.eval_batch_size=-1 is out of range"),
+    ("trainer", {"patience": 0}, "trainer.patience=0 is out of range"),
+    ("trainer", {"learning_rate": 0.0}, "trainer.learning_rate=0.0 is out of range (fix: pass trainer.learning_rate=<a number > 0>)"),
+    ("trainer", {"max_grad_norm": -1.0}, "trainer.max_grad_norm=-1.0 is out of range"),
+    ("trainer", {"weight_decay": -0.1}, "trainer.weight_decay=-0.1 is out of range"),
     ("trainer", {"mixed_precision": "fp8"}, "trainer.mixed_precision='fp8' is not known"),
-    ("model", {"dropout": 1.0}, "model.dropout must lie in [0, 1), not 1.0"),
-    ("model", {"dropout": -0.1}, "model.dropout must lie in [0, 1)"),
+    ("model", {"dropout": 1.0}, "model.dropout=1.0 is out of range (fix: pass model.dropout=<a number in [0, 1)>)"),
+    ("model", {"dropout": -0.1}, "model.dropout=-0.1 is out of range"),
     ("model", {"kind": "tiny"}, "model.kind='tiny' is not known"),
     ("data", {"source": "web"}, "data.source='web' is not known"),
-    ("data", {"max_train_samples": -5}, "data.max_train_samples must be at least 1 or null, not -5"),
-    ("data", {"max_eval_samples": 0}, "data.max_eval_samples must be at least 1 or null"),
-    ("data", {"max_length": 0}, "data.max_length must be at least 1"),
+    ("data", {"max_train_samples": -5}, "data.max_train_samples=-5 is out of range (fix: pass "
+                                          "data.max_train_samples=<a number >= 1 or null>)"),
+    ("data", {"max_eval_samples": 0}, "data.max_eval_samples=0 is out of range"),
+    ("data", {"max_length": 0}, "data.max_length=0 is out of range"),
     ("lang", {"script": "greek"}, "lang.script='greek' is not known"),
     ("lang", {"files": {"train": "a", "validation": "b"}}, "lang en names no diagnostic file"),
 ])
@@ -111,7 +112,7 @@ def test_tiny_model_checks_its_architecture():
     tiny = _settings("model=tiny").model
     with pytest.raises(UserError, match="model.hidden_size=63 is not a multiple of model.num_attention_heads=2"):
         _replaced(tiny, hidden_size=63)
-    with pytest.raises(UserError, match="model.vocab_size must be at least 1"):
+    with pytest.raises(UserError, match="model.vocab_size=0 is out of range"):
         _replaced(tiny, vocab_size=0)
     _replaced(tiny, kind="pretrained")  # a preset on the tiny model pointed at a checkpoint
     with pytest.raises(UserError, match="model.kind='bert' is not known"):
@@ -121,7 +122,7 @@ def test_tiny_model_checks_its_architecture():
 def test_suite_size_is_positive_or_null():
     suite = _settings().data.suite
     _replaced(suite, n=None)
-    with pytest.raises(UserError, match="data.suite.n must be at least 1 or null, not 0"):
+    with pytest.raises(UserError, match="data.suite.n=0 is out of range"):
         Suite(name="all", n=0, seed=0)
 
 
@@ -135,7 +136,7 @@ def test_mnli_counts(n_samples):
     ({"n_samples": "many"}, "data.mnli.n_samples='many' is not a count"),
     ({"n_samples": 2.5}, "data.mnli.n_samples=2.5 is not a count"),
     ({"n_samples": True}, "data.mnli.n_samples=True is not a count"),
-    ({"n_samples": 10, "presence": 101}, "data.mnli.presence must lie in [0, 100], not 101"),
+    ({"n_samples": 10, "presence": 101}, "data.mnli.presence=101 is out of range (fix: pass data.mnli.presence=<a number in [0, 100]>)"),
     ({"n_samples": 10, "presence": "half"}, "data.mnli.presence='half' is not a number"),
     ({"feature": "Negation"}, "data.mnli.feature needs MNLI pairs"),
     ({"n_samples": "all", "feature": "Negation", "presence": 50}, "data.mnli.feature needs a count and a presence"),
@@ -163,8 +164,8 @@ def test_mnli_presence_and_count_keep_the_types_they_are_given():
     ("seed=1.5", "seed=1.5 is not an integer"),
     ("data.max_train_samples=x", "data.max_train_samples='x' is not an integer (fix: pass "
                                  "data.max_train_samples=<integer> or null)"),
-    ("data.max_train_samples=-5", "data.max_train_samples must be at least 1 or null, not -5"),
-    ("model.dropout=2", "model.dropout must lie in [0, 1), not 2.0"),
+    ("data.max_train_samples=-5", "data.max_train_samples=-5 is out of range"),
+    ("model.dropout=2", "model.dropout=2.0 is out of range (fix: pass model.dropout=<a number in [0, 1)>)"),
 ])
 def test_compose_refuses_wrong_values_naming_the_key(override, message):
     with pytest.raises(UserError) as err:

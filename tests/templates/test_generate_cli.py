@@ -10,7 +10,6 @@ import pytest
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError
-from stability.core.schemas.train import train_settings
 from stability.data.loading import load_run_data
 
 
@@ -60,13 +59,12 @@ def test_the_data_config_offers_generated_suites():
 def test_a_run_scores_a_generated_suite_or_a_suite_file(tmp_path):
     cfg = compose_config(["experiment=smoke", "lang=sv", "data.diagnostic=generated", "data.suite.name=logic",
                           "data.suite.n=4"])
-    diagnostic = load_run_data(train_settings(cfg)).diagnostic
+    diagnostic = load_run_data(cfg).diagnostic
     assert len(diagnostic) == 20 * 4                     # 20 logic templates, 4 items each
     assert {e.template for e in diagnostic} >= {"negation.entailed", "temporal.not_entailed"}
     path = tmp_path / "suite.jsonl"
     assert generate("lang=sv", "suite=logic", "n=4", f"out={path}", cwd=tmp_path).returncode == 0
-    from_file = load_run_data(train_settings(compose_config(["experiment=smoke", "lang=sv",
-                                                             f"data.diagnostic={path}"]))).diagnostic
+    from_file = load_run_data(compose_config(["experiment=smoke", "lang=sv", f"data.diagnostic={path}"])).diagnostic
     assert [(e.idx, e.premise, e.features) for e in from_file] == [(e.idx, e.premise, e.features) for e in diagnostic]
 
 
@@ -74,4 +72,4 @@ def test_a_diagnostic_path_without_categories_is_a_user_error(tmp_path):
     path = tmp_path / "plain.jsonl"
     path.write_text('{"idx": "0", "premise": "a", "hypothesis": "b", "label": 0}\n', encoding="utf-8")
     with pytest.raises(UserError, match="the diagnostic file has no category fields"):
-        load_run_data(train_settings(compose_config(["experiment=smoke", f"data.diagnostic={path}"])))
+        load_run_data(compose_config(["experiment=smoke", f"data.diagnostic={path}"]))
