@@ -171,3 +171,16 @@ def test_compose_refuses_wrong_values_naming_the_key(override, message):
     with pytest.raises(UserError) as err:
         job_configs(["experiment=smoke", "seed=0..1", override])
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_a_users_language_config_is_typed_by_the_schema_it_names(tmp_path):
+    """A language added on the search path names a lang schema first, like the shipped ones."""
+    shipped = (CONF_DIR / "lang" / "en.yaml").read_text(encoding="utf-8")
+    (tmp_path / "lang").mkdir()
+    (tmp_path / "lang" / "xx.yaml").write_text(shipped.replace("code: en", "code: xx"), encoding="utf-8")
+    (tmp_path / "lang" / "yy.yaml").write_text(shipped.replace("code: en", "code: yy").replace(
+        "  - /lang_schema@_here_\n", ""), encoding="utf-8")
+    search = f"hydra.searchpath=[file://{tmp_path}]"
+    assert type(_settings(search, "lang=xx").lang) is Lang
+    with pytest.raises(UserError, match=re.escape("the config of lang=yy names no schema (fix: start its defaults")):
+        _settings(search, "lang=yy")
