@@ -15,9 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from hydra import compose, initialize_config_dir
-
-from stability.core.config import CONF_DIR
+from stability.core.config import compose_config
+from stability.core.schemas.train import train_settings
 from stability.data.loading import load_run_data
 from stability.finetune.batching import collate, epoch_batches
 from stability.finetune.encoding import EncodedSplit, encode
@@ -70,21 +69,20 @@ def main() -> None:
     overrides = [f"lang={args.lang}", f"data.max_train_samples={args.samples}"]
     overrides += ["model=tiny"] if args.model == "tiny" else [f"model.name={args.model}"]
     overrides += [f"data.root={args.data_root}"] if args.data_root else ["data.source=builtin"]
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("train", overrides=overrides)
-    data = load_run_data(cfg)
-    tokenizer = load_tokenizer(cfg.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
-                               Path(cfg.paths.cache_dir).expanduser())
+    settings = train_settings(compose_config(overrides))
+    data = load_run_data(settings)
+    tokenizer = load_tokenizer(settings.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
+                               Path(settings.paths.cache_dir).expanduser())
     split, _ = encode(data.train, tokenizer, STATIC_LENGTH, None)
     pad_id = int(tokenizer.pad_token_id)
-    initial = build_model(cfg.model, tokenizer, seed_init=0)
+    initial = build_model(settings.model, tokenizer, seed_init=0)
     lengths = split.lengths
-    print(f"model={cfg.model.name} lang={args.lang} examples={len(split)} batch_size={args.batch_size} "
+    print(f"model={settings.model.name} lang={args.lang} examples={len(split)} batch_size={args.batch_size} "
           f"mean tokens={lengths.mean():.1f} max tokens={lengths.max()} threads={torch.get_num_threads()}")
 
     plain_order = epoch_batches(lengths, args.batch_size, seed_order=0, epoch=1, group_by_length=False)
     grouped = epoch_batches(lengths, args.batch_size, seed_order=0, epoch=1, group_by_length=True)
-    lr = float(cfg.trainer.learning_rate)
+    lr = settings.trainer.learning_rate
     static = _samples_per_second(copy.deepcopy(initial), split, plain_order, _static_collate, pad_id, lr)
     project = _samples_per_second(copy.deepcopy(initial), split, grouped, collate, pad_id, lr)
     print(f"(b) static padding to {STATIC_LENGTH}: {static:8.2f} samples/s")

@@ -58,11 +58,12 @@ def _overrides(args: argparse.Namespace, seed: int, cache_dir: Path) -> list[str
 
 def _run_ours(args: argparse.Namespace, seed: int, work: Path) -> dict:
     from stability.core.config import compose_config
+    from stability.core.schemas.train import train_settings
     from stability.finetune.run import run_one
 
     cfg = compose_config(_overrides(args, seed, work / "cache"))
     started = time.perf_counter()
-    record = run_one(cfg, work / "run")
+    record = run_one(train_settings(cfg), cfg, work / "run")
     return {"best_val_accuracy": record.val_accuracy, "best_epoch": record.best_epoch,
             "diagnostic_mcc": record.overall_mcc,
             "n_train": record.n_train, "train_seconds": record.timings["train_seconds"],
@@ -83,16 +84,17 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
 
     from stability.core.config import compose_config
     from stability.core.metrics import mcc
+    from stability.core.schemas.train import train_settings
     from stability.data.loading import load_run_data
 
-    cfg = compose_config(_overrides(args, seed, work / "cache"))
+    settings = train_settings(compose_config(_overrides(args, seed, work / "cache")))
     started = time.perf_counter()
-    data = load_run_data(cfg)
+    data = load_run_data(settings)
     tokenizer = AutoTokenizer.from_pretrained(args.model, use_fast=True)
 
     def dataset(examples) -> list[dict]:
         encoded = tokenizer([e.premise for e in examples], [e.hypothesis for e in examples],
-                            truncation=True, max_length=int(cfg.data.max_length))
+                            truncation=True, max_length=settings.data.max_length)
         return [{"input_ids": ids, "token_type_ids": types, "attention_mask": mask, "labels": e.label}
                 for ids, types, mask, e in zip(encoded["input_ids"], encoded["token_type_ids"],
                                                encoded["attention_mask"], examples)]
@@ -100,7 +102,7 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
     train, validation, diagnostic = (dataset(data.train), dataset(data.validation),
                                      dataset(data.diagnostic))
     set_seed(seed)
-    dropout = float(cfg.model.dropout)
+    dropout = settings.model.dropout
     model = AutoModelForSequenceClassification.from_pretrained(
         args.model, num_labels=2, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
 
@@ -110,9 +112,9 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
     training_args = TrainingArguments(
         output_dir=str(work / "trainer"), seed=seed, num_train_epochs=args.epochs,
         per_device_train_batch_size=args.batch_size,
-        per_device_eval_batch_size=int(cfg.trainer.eval_batch_size),
-        learning_rate=args.learning_rate, weight_decay=float(cfg.trainer.weight_decay),
-        max_grad_norm=float(cfg.trainer.max_grad_norm), lr_scheduler_type=args.trainer_schedule,
+        per_device_eval_batch_size=settings.trainer.eval_batch_size,
+        learning_rate=args.learning_rate, weight_decay=settings.trainer.weight_decay,
+        max_grad_norm=settings.trainer.max_grad_norm, lr_scheduler_type=args.trainer_schedule,
         train_sampling_strategy="group_by_length", eval_strategy="epoch", logging_strategy="epoch",
         save_strategy="best", save_only_model=True, load_best_model_at_end=True,
         metric_for_best_model="accuracy", greater_is_better=True, report_to="none",

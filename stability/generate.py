@@ -24,7 +24,7 @@ from stability.templates.suites import check_suite
 def suite_file(settings: GenerateConfig) -> Path:
     """`<out>/<lang>-<suite>-n<N>-seed<K>.jsonl`; `nall` when every combination is taken."""
     n = "all" if settings.n is None else settings.n
-    return Path(settings.out) / f"{settings.lang['code']}-{settings.suite}-n{n}-seed{settings.seed}.jsonl"
+    return Path(settings.out) / f"{settings.lang.code}-{settings.suite}-n{n}-seed{settings.seed}.jsonl"
 
 
 def check(configs: list[DictConfig]) -> None:

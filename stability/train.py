@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
+from stability.core.schemas.train import train_settings
 from stability.finetune.distributed import leave_process_group, rank_overrides
 from stability.sweep.devices import job_device
 from stability.sweep.guard import refuse_shared_run_dirs
@@ -22,15 +23,19 @@ log = logging.getLogger(__name__)
 
 
 def task(cfg: DictConfig) -> float | None:
-    """One Hydra job: one run, or its skip when it already finished with the same config."""
+    """One Hydra job: one run, or its skip when it already finished with the same config.
+
+    The config is converted to typed settings here, once; below this point only the run
+    record sees `cfg` itself (config.yaml, the fingerprint, the tracker's copy)."""
     from stability.finetune.run import run_one  # heavy imports only once a job really runs
 
+    settings = train_settings(cfg)
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     with job_device(job_num) as gpu:
         if gpu is not None:
             log.info("[job %s] on GPU %s", job_num, gpu)
-        record = run_one(cfg, Path(hydra_cfg.runtime.output_dir))
+        record = run_one(settings, cfg, Path(hydra_cfg.runtime.output_dir))
     return None if record is None else record.overall_mcc
 
 

@@ -87,11 +87,23 @@ def test_finished_results_survive_a_failing_rerun(tmp_path):
 @pytest.mark.parametrize("override, message", [
     ("trainer.batch_size=abc", "trainer.batch_size='abc' is not an integer"),
     ("trainer.learning_rate=fast", "trainer.learning_rate='fast' is not a number"),
-    ("trainer.max_epochs=0", "trainer.max_epochs must be at least 1"),
-    ("model.dropout=1.5", "model.dropout must lie in [0, 1)"),
+    ("trainer.max_epochs=0", "trainer.max_epochs=0 is out of range (fix: pass trainer.max_epochs=<a number >= 1>)"),
+    ("model.dropout=1.5", "model.dropout=1.5 is out of range (fix: pass model.dropout=<a number in [0, 1)>)"),
     ("trainer.mixed_precision=fp8", "trainer.mixed_precision='fp8' is not known"),
+    ("data.max_train_samples=-5", "data.max_train_samples=-5 is out of range (fix: pass "
+                                  "data.max_train_samples=<a number >= 1 or null>)"),
+    ("model.dropout=2", "model.dropout=2.0 is out of range"),
+    ("data.mnli.n_samples=many", "data.mnli.n_samples='many' is not a count"),
 ])
 def test_bad_override_values(tmp_path, override, message):
     result = _train(["experiment=smoke", "hydra.mode=RUN", override, f"paths.output_dir={tmp_path}"],
                     tmp_path)
     assert_one_line_error(result, message)
+    assert not list(tmp_path.rglob("*.yaml")) and not list(tmp_path.rglob("*.log"))  # refused before any run
+
+
+def test_a_bad_value_in_one_job_of_a_sweep_stops_the_whole_sweep(tmp_path):
+    result = _train(["experiment=smoke", "seed=0..1", "trainer.batch_size=4,0", f"paths.output_dir={tmp_path}"],
+                    tmp_path)
+    assert_one_line_error(result, "trainer.batch_size=0 is out of range")
+    assert not list(tmp_path.rglob("*.yaml"))

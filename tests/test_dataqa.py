@@ -200,3 +200,11 @@ def test_data_qa_language_facts_do_not_change_run_fingerprints():
 
     assert fingerprint(dataqa_lid_accepted=["no"], dataqa_allowed_words=["da"]) == fingerprint()
     assert fingerprint(code="ru") != fingerprint()
+
+
+def test_russian_transliterations_are_words_not_yaml_booleans():
+    """`no` and `on` unquoted in YAML are booleans; the language facts must hold the words."""
+    from stability.core.languages import language
+
+    allowed = language("ru").qa_allowed_words
+    assert {"no", "on", "da", "net"} <= allowed and not any(isinstance(word, bool) for word in allowed)

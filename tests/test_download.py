@@ -10,13 +10,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from stability.core.config import CONF_DIR
+from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.schemas.train import TrainConfig, train_settings
 from stability.data.loading import load_run_data
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
+# the fixture files are excerpts, not the release the configured hashes pin: no split pinned
+UNPINNED = [f"~lang.download.sha256.{split}" for split in ("train", "validation", "test", "diagnostic")]
 
 
 def _serve(folder: Path):
@@ -26,9 +28,8 @@ def _serve(folder: Path):
     return server
 
 
-def _cfg(overrides: list[str]):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose("train", overrides=overrides)
+def _cfg(overrides: list[str]) -> TrainConfig:
+    return train_settings(compose_config(overrides))
 
 
 @pytest.fixture
@@ -49,8 +50,7 @@ def release(tmp_path) -> Path:
 def test_base_url_download_then_cache_without_server(release, tmp_path, isolated_cache):
     server = _serve(release)
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    # the fixture files are excerpts, not the release the configured hashes pin
-    cfg = _cfg(["lang=fr", f"lang.download.base_url={url}", "~lang.download.sha256"])
+    cfg = _cfg(["lang=fr", f"lang.download.base_url={url}", *UNPINNED])
     try:
         first = load_run_data(cfg)
     finally:
@@ -128,7 +128,7 @@ def test_corrupted_download_is_refused_and_not_cached(release, isolated_cache):
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         with pytest.raises(UserError) as err:
-            load_run_data(_cfg(["lang=fr", f"lang.download.base_url={url}", "~lang.download.sha256",
+            load_run_data(_cfg(["lang=fr", f"lang.download.base_url={url}", *UNPINNED,
                                 f"+lang.download.sha256.train={digest}"]))
     finally:
         server.shutdown()
@@ -143,7 +143,7 @@ def test_corrupted_cached_copy_is_an_error(release, isolated_cache):
     server = _serve(release)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     train = release / "French" / "TERRa" / "train_fr.jsonl"
-    overrides = ["lang=fr", f"lang.download.base_url={url}", "~lang.download.sha256",
+    overrides = ["lang=fr", f"lang.download.base_url={url}", *UNPINNED,
                  f"+lang.download.sha256.train={hashlib.sha256(train.read_bytes()).hexdigest()}"]
     try:
         load_run_data(_cfg(overrides))

@@ -67,7 +67,7 @@ def test_every_command_has_a_help_header(tmp_path, command):
 
 BAD_OVERRIDES = {
     "train": (["lang=xx"], "unknown lang 'xx'"),
-    "report": (["runs=[outputs/smoke]", "bootstrap=many"], "'bootstrap=many'"),
+    "report": (["runs=[outputs/smoke]", "bootstrap=many"], "bootstrap='many' is not an integer"),
     "probe": (["probe.l2=[x]"], "'probe.l2=[x]': Value 'x' of type 'str' could not be converted to Float"),
     "dataqa": (["lang=fr", "min_confidence=2"], "min_confidence=2.0 is out of range"),
     "generate": (["n=-3"], "n=-3 is not a positive number of items per template"),

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 from helpers import QUICK, QUICK_VARIANT, runs, train_cli
-from hydra import compose, initialize_config_dir
 
 from annotators import annotate
-from stability.core.config import CONF_DIR
+from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.schemas.train import train_settings
 from stability.core.setups import setup_name
 from stability.data.formats import read_examples
 from stability.data.mnli import mnli_addition, nested_sample, parse_n_samples
@@ -71,8 +71,7 @@ def test_a_feature_presence_run_trains_on_its_controlled_subset(tmp_path):
     assert result.returncode == 0, result.stderr
     metrics = runs(out)[f"smoke/en/rte+mnli40+Negation50/{QUICK_VARIANT}/seed0"]
     assert metrics["n_added"] == 40
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("train", overrides=["experiment=smoke", "data.mnli.n_samples=40",
-                                          "data.mnli.feature=Negation", "data.mnli.presence=50"])
-    added = mnli_addition(cfg)
+    settings = train_settings(compose_config(["experiment=smoke", "data.mnli.n_samples=40",
+                                              "data.mnli.feature=Negation", "data.mnli.presence=50"]))
+    added = mnli_addition(settings)
     assert sum(bool(f.has("Negation")) for f in annotate(added, "en")) == 20

@@ -118,7 +118,7 @@ def test_compact_seeds():
 
 @pytest.mark.parametrize("argv, fragment", [
     (["experiment=baseline", "plan.samples_per_second=fast"],
-     "'plan.samples_per_second=fast': Value 'fast' of type 'str' could not be converted to Float"),
+     "plan.samples_per_second='fast' is not a number"),
     (["experiment=baseline", "plan.expected_epochs=0"], "plan.expected_epochs=0.0 is out of range"),
     (["experiment=baseline", "plan.samples_per_second=inf"], "plan.samples_per_second=inf is not finite"),
     (["plan.nokey=1"], "unknown key 'plan.nokey'"),

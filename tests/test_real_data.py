@@ -5,16 +5,14 @@ from collections import Counter
 
 import pytest
 from helpers import runs, train_cli
-from hydra import compose, initialize_config_dir
 
-from stability.core.config import CONF_DIR
+from stability.core.config import compose_config
+from stability.core.schemas.train import train_settings
 from stability.data.loading import load_run_data
 
 
 def _run_data(lang: str, root):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("train", overrides=[f"lang={lang}", f"data.root={root}"])
-    return load_run_data(cfg)
+    return load_run_data(train_settings(compose_config([f"lang={lang}", f"data.root={root}"])))
 
 
 def test_french_release_counts(shared_data):

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
+from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.schemas.train import train_settings
 from stability.tracking import make_tracker
 from stability.tracking.wandb_run import (
     group_metrics,
@@ -168,7 +169,7 @@ def test_dir_defaults_to_the_run_directory(tmp_path):
 def test_missing_package_is_a_user_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", None)  # makes `import wandb` fail
     with pytest.raises(UserError, match=r"pip install 'nli-stability\[wandb\]'"):
-        make_tracker(OmegaConf.create({"logger": {"name": "wandb"}}), tmp_path)
+        make_tracker(train_settings(compose_config(["logger=wandb"])), {}, tmp_path)
 
 
 def _metrics(seed: int, setup: str = "rte", mcc: float = 0.5) -> dict:

@@ -15,8 +15,10 @@ loader applies them with after composing. A 96-run preset expands in seconds, no
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import re
+import typing
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -26,7 +28,7 @@ from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
 from stability.core.errors import UserError, first_line
@@ -128,6 +130,9 @@ def without_hydra(cfg: DictConfig) -> DictConfig:
 def composition_error(err: Exception, config_name: str) -> UserError:
     """Hydra's and OmegaConf's multi-line messages as one line: the override or key, the problem,
     and Hydra's own hint where it gives one (`To append to your config use +key=value`)."""
+    invalid = err if isinstance(err, ValidationError) else err.__cause__
+    if isinstance(invalid, ValidationError) and (wrong_type := type_error(invalid)) is not None:
+        return wrong_type
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     message = lines[0] if lines else type(err).__name__
     cause = err.__cause__
@@ -141,3 +146,24 @@ def composition_error(err: Exception, config_name: str) -> UserError:
     return UserError(f"cannot compose the config: {message}",
                      fix=hints[0] if hints else f"check the key and its value (--help lists them, --cfg job "
                                                 f"prints the {config_name} config)")
+
+
+# What a schema field of each type takes, as an error message and a fix say it.
+_TYPE_WORDS = {int: ("an integer", "integer"), float: ("a number", "number"),
+               bool: ("true or false", "true|false"), str: ("text", "text")}
+
+
+def type_error(err: ValidationError) -> UserError | None:
+    """A value a schema field cannot take (`trainer.batch_size=abc`, `seed=null`), named by its
+    key and the type the field wants; None for other validation errors."""
+    if not dataclasses.is_dataclass(err.object_type) or err.full_key is None:
+        return None
+    hint = typing.get_type_hints(err.object_type).get(str(err.key))
+    optional = typing.get_origin(hint) is typing.Union and type(None) in typing.get_args(hint)
+    wanted = next((t for t in typing.get_args(hint) if t is not type(None)), None) if optional else hint
+    if wanted not in _TYPE_WORDS:
+        return None
+    words, placeholder = _TYPE_WORDS[wanted]
+    key, or_null = err.full_key, " or null" if optional else ""
+    problem = f"{key} cannot be null" if err.value is None else f"{key}={err.value!r} is not {words}"
+    return UserError(problem, fix=f"pass {key}=<{placeholder}>{or_null}")

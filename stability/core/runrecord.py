@@ -260,12 +260,12 @@ def iter_runs(root: str | Path) -> Iterator[RunDir]:
         yield RunDir(metrics.parent)
 
 
-def config_fingerprint(cfg: DictConfig) -> str:
+def config_fingerprint(composed: DictConfig) -> str:
     """A hash of the resolved config minus bookkeeping keys: equal hash, same computation."""
-    resolved = OmegaConf.to_container(cfg, resolve=True)
+    resolved = OmegaConf.to_container(composed, resolve=True)
     assert isinstance(resolved, dict)
     ignored = NON_SEMANTIC_KEYS
-    if OmegaConf.select(cfg, "data.diagnostic") is None:
+    if OmegaConf.select(composed, "data.diagnostic") is None:
         ignored += _DIAGNOSTIC_KEYS
     for dotted in ignored:
         _drop_key(resolved, dotted)

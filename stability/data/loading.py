@@ -1,16 +1,14 @@
-"""Assemble one run's data (train / validation / diagnostic) from the Hydra config."""
+"""Assemble one run's data (train / validation / diagnostic) from its typed config."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from stability.core.errors import UserError
 from stability.core.records import Example
 from stability.data.formats import read_examples
 from stability.data.mnli import mnli_addition
-from stability.data.sources import BUILTIN_DIR, DownloadSpec, FileSource
+from stability.data.sources import BUILTIN_DIR, DataSettings, DownloadSpec, FileSource, downloads_dir
 
 SPLITS = ("train", "validation", "diagnostic")
 
@@ -25,39 +23,37 @@ class RunData:
     n_added: int = 0
 
 
-def language_source(cfg: DictConfig) -> FileSource:
-    """The file source of `cfg.lang`, honouring data.source (files | builtin) and data.root."""
-    code = cfg.lang.code
-    if cfg.data.source == "builtin":
-        files = {split: f"{code}/{split}.jsonl" for split in SPLITS}
-        return FileSource(f"built-in {code}", files, BUILTIN_DIR, Path(), DownloadSpec())
-    if cfg.data.source != "files":
-        raise UserError(f"unknown data.source '{cfg.data.source}'", fix="use data.source=files or builtin")
+def language_source(settings: DataSettings) -> FileSource:
+    """The file source of `settings.lang`, honouring data.source (files | builtin) and data.root."""
+    lang, data = settings.lang, settings.data
+    if data.source == "builtin":
+        files = {split: f"{lang.code}/{split}.jsonl" for split in SPLITS}
+        return FileSource(f"built-in {lang.code}", files, BUILTIN_DIR, Path(), DownloadSpec())
     return FileSource(
-        name=cfg.lang.name,
-        files=dict(cfg.lang.files),
-        root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
-        cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
-        download=DownloadSpec.from_config(cfg.lang.download),
+        name=lang.name,
+        files=dict(lang.files),
+        root=Path(data.root).expanduser() if data.root else None,
+        cache_dir=downloads_dir(settings.paths),
+        download=DownloadSpec.from_config(lang.download),
     )
 
 
 def take_first(examples: list[Example], limit: int | None) -> list[Example]:
     """The first `limit` examples (all when None): data.max_*_samples cut files this way."""
-    return examples if limit is None else examples[: int(limit)]
+    return examples if limit is None else examples[:limit]
 
 
-def read_diagnostic(cfg: DictConfig, source: FileSource) -> list[Example]:
+def read_diagnostic(settings: DataSettings, source: FileSource) -> list[Example]:
     """data.diagnostic: the language's file (null), a generated test suite, or a file path.
     Training and probing both read it here, so they score the same items."""
-    choice = cfg.data.get("diagnostic")
+    choice, code = settings.data.diagnostic, settings.lang.code
     if choice == "generated":
         from stability.templates import generate_suite
 
-        suite = cfg.data.suite
-        return generate_suite(cfg.lang.code, suite.name, suite.n, suite.seed)
-    path = source.path("diagnostic") if choice is None else Path(str(choice)).expanduser()
-    examples = read_examples(path, cfg.lang.code)
+        suite = settings.data.suite
+        return generate_suite(code, suite.name, suite.n, suite.seed)
+    path = source.path("diagnostic") if choice is None else Path(choice).expanduser()
+    examples = read_examples(path, code)
     if not any(example.categories for example in examples):
         raise UserError("the diagnostic file has no category fields", path=path,
                         fix="point lang.files.diagnostic (or data.diagnostic) at a diagnostic set "
@@ -65,13 +61,12 @@ def read_diagnostic(cfg: DictConfig, source: FileSource) -> list[Example]:
     return examples
 
 
-def load_run_data(cfg: DictConfig) -> RunData:
+def load_run_data(settings: DataSettings) -> RunData:
     """Read the language's splits, cut them for quick runs, and mix in MNLI when asked."""
-    source = language_source(cfg)
-    code = cfg.lang.code
-    train = take_first(read_examples(source.path("train"), code), cfg.data.max_train_samples)
-    validation = take_first(read_examples(source.path("validation"), code), cfg.data.max_eval_samples)
-    diagnostic = take_first(read_diagnostic(cfg, source), cfg.data.max_eval_samples)
-    added = mnli_addition(cfg)
+    source, data, code = language_source(settings), settings.data, settings.lang.code
+    train = take_first(read_examples(source.path("train"), code), data.max_train_samples)
+    validation = take_first(read_examples(source.path("validation"), code), data.max_eval_samples)
+    diagnostic = take_first(read_diagnostic(settings, source), data.max_eval_samples)
+    added = mnli_addition(settings)
     return RunData(train=train + added, validation=validation, diagnostic=diagnostic,
                    n_added=len(added))

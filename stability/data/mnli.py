@@ -11,43 +11,27 @@ from pathlib import Path
 from typing import Callable
 
 from hydra.utils import get_method
-from omegaconf import DictConfig
 
 from stability.core.errors import UserError, first_line
 from stability.core.records import Example
+from stability.core.schemas.data import ALL, parse_n_samples
 from stability.data.formats import read_examples
-from stability.data.sources import BUILTIN_DIR, DownloadSpec, FileSource
-
-ALL = "all"
+from stability.data.sources import BUILTIN_DIR, DataSettings, DownloadSpec, FileSource, downloads_dir
 
 
-def mnli_source(cfg: DictConfig) -> FileSource:
+def mnli_source(settings: DataSettings) -> FileSource:
     """MNLI's file source: built-in pool for smoke runs, else data.root or the download cache."""
-    mnli = cfg.data.mnli
-    if cfg.data.source == "builtin":
+    data = settings.data
+    if data.source == "builtin":
         return FileSource("built-in MNLI", {"train": "mnli/train.jsonl"}, BUILTIN_DIR, Path(),
                           DownloadSpec())
     return FileSource(
         name="MNLI",
-        files={"train": mnli.file},
-        root=Path(cfg.data.root).expanduser() if cfg.data.root else None,
-        cache_dir=Path(cfg.paths.cache_dir).expanduser() / "downloads",
-        download=DownloadSpec.from_config(mnli.download),
+        files={"train": data.mnli.file},
+        root=Path(data.root).expanduser() if data.root else None,
+        cache_dir=downloads_dir(settings.paths),
+        download=DownloadSpec.from_config(data.mnli.download),
     )
-
-
-def parse_n_samples(value: object) -> int | str:
-    """`data.mnli.n_samples` is a non-negative integer or the word 'all'."""
-    if isinstance(value, str) and value.strip().lower() == ALL:
-        return ALL
-    try:
-        number = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        number = -1
-    if number < 0 or (isinstance(value, float) and not value.is_integer()):
-        raise UserError(f"data.mnli.n_samples={value!r} is not a count",
-                        fix="use a non-negative integer or 'all', e.g. data.mnli.n_samples=10000")
-    return number
 
 
 def check_pool_size(n: int | str, pool_size: int) -> None:
@@ -67,22 +51,18 @@ def nested_sample(pool: list[Example], n: int | str, seed: int) -> list[Example]
     return [pool[i] for i in order[:n]]
 
 
-def mnli_addition(cfg: DictConfig) -> list[Example]:
-    """The MNLI pairs a run adds to its training data (empty when n_samples is 0)."""
-    mnli = cfg.data.mnli
+def mnli_addition(settings: DataSettings) -> list[Example]:
+    """The MNLI pairs a run adds to its training data (empty when n_samples is 0). The schema
+    (`core.schemas.data.Mnli`) has checked that a feature comes with a count and a presence."""
+    mnli = settings.data.mnli
     n = parse_n_samples(mnli.n_samples)
     if n == 0:
-        if mnli.feature is not None:
-            raise UserError("data.mnli.feature needs MNLI pairs", fix="set data.mnli.n_samples too")
         return []
-    pool = read_examples(mnli_source(cfg).path("train"), "en", source="mnli")
+    pool = read_examples(mnli_source(settings).path("train"), "en", source="mnli")
     if mnli.feature is None:
         return nested_sample(pool, n, mnli.seed)
-    if n == ALL or mnli.presence is None:
-        raise UserError("data.mnli.feature needs a count and a presence",
-                        fix="set data.mnli.n_samples=<int> and data.mnli.presence=<percent>")
     select = _subset_selector(mnli.subset_selector)
-    return select(pool, "en", mnli.feature, float(mnli.presence), n, mnli.seed, settings=cfg.annotator)
+    return select(pool, "en", mnli.feature, mnli.presence, n, mnli.seed, settings=settings.annotator)
 
 
 def _subset_selector(path: str) -> Callable[..., list[Example]]:

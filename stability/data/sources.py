@@ -17,13 +17,32 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from stability.core.atomic import atomic_path
 from stability.core.errors import UserError
+from stability.core.schemas.data import Data, Download
+from stability.core.schemas.lang import Lang
+from stability.core.schemas.paths import Paths
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 _DOWNLOAD_TIMEOUT_S = 60
+
+
+class DataSettings(Protocol):
+    """What the data loaders read of a command's typed config: the language, the data settings,
+    the cache folder and the annotator settings (feature-controlled MNLI subsets). The training
+    config (`TrainConfig`) has these; so does any command that reads a run's data the same way."""
+
+    lang: Lang
+    data: Data
+    paths: Paths
+    annotator: Any
+
+
+def downloads_dir(paths: Paths) -> Path:
+    """The download cache under `paths.cache_dir`, shared by every run and language."""
+    return Path(paths.cache_dir).expanduser() / "downloads"
 
 
 @dataclass(frozen=True)
@@ -35,9 +54,9 @@ class DownloadSpec:
     sha256: Mapping[str, str] = field(default_factory=dict)   # split -> expected hex digest
 
     @classmethod
-    def from_config(cls, node: Any) -> DownloadSpec:
-        """From a config's `download` block (base_url, archives, optional sha256)."""
-        return cls(node.get("base_url"), dict(node.get("archives") or {}), dict(node.get("sha256") or {}))
+    def from_config(cls, download: Download) -> DownloadSpec:
+        """From a config's `download` block; only a pinned release (`PinnedDownload`) has sha256."""
+        return cls(download.base_url, dict(download.archives), dict(getattr(download, "sha256", {})))
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,13 @@ import numpy as np
 import torch
 from accelerate import Accelerator
 from accelerate.utils import gather_object
-from omegaconf import DictConfig
 from transformers import PreTrainedModel
 
 from stability.core.atomic import atomic_path
 from stability.core.errors import UserError
 from stability.core.metrics import accuracy
 from stability.core.progress import progress
+from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import collate, epoch_batches, eval_batches
 from stability.finetune.encoding import EncodedSplit
 
@@ -110,19 +110,19 @@ def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:
 
 
 def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedSplit,
-          cfg: DictConfig, accelerator: Accelerator, pad_id: int, checkpoint: Path | None,
+          settings: TrainConfig, accelerator: Accelerator, pad_id: int, checkpoint: Path | None,
           on_epoch: Callable[[dict], None],
           on_resume: Callable[[list[dict]], None], name: str = "train") -> TrainResult:
     """Train up to max_epochs, stop after `patience` epochs without a better validation accuracy,
     and leave the model holding the best epoch's weights. `on_resume` receives the epochs a
     checkpoint already holds, which may be fewer than a killed run had logged. `name` labels
     the progress bars."""
-    trainer = cfg.trainer
+    trainer = settings.trainer
     world = accelerator.num_processes
     if trainer.batch_size % world:
         raise UserError(f"trainer.batch_size={trainer.batch_size} is not divisible by {world} processes",
                         fix="choose a global batch size that is a multiple of the process count")
-    optimizer = adamw(model.parameters(), float(trainer.learning_rate), float(trainer.weight_decay))
+    optimizer = adamw(model.parameters(), trainer.learning_rate, trainer.weight_decay)
     model, optimizer = accelerator.prepare(model, optimizer)
     state = _State(TrainResult())
     start_epoch = 1
@@ -131,16 +131,16 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
         on_resume(state.result.log)
     train_lengths = train_split.lengths
     started = time.perf_counter() - state.result.seconds
-    for epoch in range(start_epoch, int(trainer.max_epochs) + 1):
+    for epoch in range(start_epoch, trainer.max_epochs + 1):
         epoch_start = time.perf_counter()
         # the dropout stream restarts each epoch, so a resumed run equals an uninterrupted one
-        torch.manual_seed(int(cfg.seed_init) * 1000 + epoch)
+        torch.manual_seed(settings.seed_init * 1000 + epoch)
         model.train()
         # the loss stays on the device: reading it every step would wait for the GPU each time
         loss_sum = torch.zeros((), device=accelerator.device)
         steps = 0
-        bar = progress(epoch_batches(train_lengths, int(trainer.batch_size), int(cfg.seed_order),
-                                     epoch, bool(trainer.group_by_length)),
+        bar = progress(epoch_batches(train_lengths, trainer.batch_size, settings.seed_order, epoch,
+                                     trainer.group_by_length),
                        desc=f"[{name}] epoch {epoch}", unit="batch", enabled=accelerator.is_main_process)
         for indices in bar:
             if len(indices) < world:
@@ -149,7 +149,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
                               accelerator.device)
             loss = model(**batch).loss
             accelerator.backward(loss)
-            accelerator.clip_grad_norm_(model.parameters(), float(trainer.max_grad_norm))
+            accelerator.clip_grad_norm_(model.parameters(), trainer.max_grad_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             loss_sum += loss.detach().float()
@@ -157,7 +157,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
             if not bar.disable and steps % _LOSS_SHOWN_EVERY == 0:
                 bar.set_postfix(loss=f"{loss_sum.item() / steps:.4f}", refresh=False)
         bar.close()
-        probs = predict_entailment_probability(model, val_split, int(trainer.eval_batch_size),
+        probs = predict_entailment_probability(model, val_split, trainer.eval_batch_size,
                                                accelerator, pad_id, desc=f"[{name}] validation")
         val_acc = accuracy(val_split.labels.tolist(), labels_from_probability(probs).tolist())
         entry = {"epoch": epoch, "loss": loss_sum.item() / steps if steps else float("nan"),
@@ -175,7 +175,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
         on_epoch(entry)
         if checkpoint is not None and accelerator.is_main_process:
             _save_checkpoint(checkpoint, state, model, optimizer, accelerator, epoch)
-        if state.epochs_without_improvement >= int(trainer.patience):
+        if state.epochs_without_improvement >= trainer.patience:
             break
     if state.best_weights is not None:
         accelerator.unwrap_model(model).load_state_dict(state.best_weights)

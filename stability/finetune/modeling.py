@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Iterable
 
 import torch
-from omegaconf import DictConfig
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 from transformers import (
     AutoConfig,
@@ -22,51 +21,47 @@ from transformers import (
 from stability.core.atomic import atomic_directory, atomic_path
 from stability.core.errors import UserError, first_line
 from stability.core.records import LABEL_NAMES
+from stability.core.schemas.model import Model, TinyModel
 
 _SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 _MAX_PIECE = 6  # longest word prefix / suffix considered as a vocabulary piece
 _LABELS = {"id2label": dict(enumerate(LABEL_NAMES)), "label2id": {n: i for i, n in enumerate(LABEL_NAMES)}}
 
 
-def load_tokenizer(model_cfg: DictConfig, train_texts: Iterable[str], cache_dir: Path
-                   ) -> PreTrainedTokenizerFast:
+def load_tokenizer(model: Model, train_texts: Iterable[str], cache_dir: Path) -> PreTrainedTokenizerFast:
     """The checkpoint's tokenizer, or a WordPiece vocabulary trained on the run's own text."""
-    if model_cfg.kind == "tiny":
-        return _tiny_tokenizer(list(train_texts), int(model_cfg.vocab_size), cache_dir)
+    if isinstance(model, TinyModel) and model.kind == "tiny":
+        return _tiny_tokenizer(list(train_texts), model.vocab_size, cache_dir)
     try:
-        return AutoTokenizer.from_pretrained(model_cfg.name, use_fast=True)
+        return AutoTokenizer.from_pretrained(model.name, use_fast=True)
     except (OSError, ValueError) as err:
-        raise UserError(f"cannot load the tokenizer of model.name='{model_cfg.name}' ({first_line(err)})",
+        raise UserError(f"cannot load the tokenizer of model.name='{model.name}' ({first_line(err)})",
                         fix="pass model.name=<HF id reachable online, or a local folder with "
                             "config.json and tokenizer files>, or model=tiny offline") from None
 
 
-def build_model(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerFast, seed_init: int
-                ) -> PreTrainedModel:
+def build_model(model: Model, tokenizer: PreTrainedTokenizerFast, seed_init: int) -> PreTrainedModel:
     """A 2-label sequence classifier; `seed_init` fixes the classifier head (and tiny weights)."""
     torch.manual_seed(seed_init)
-    dropout = float(model_cfg.dropout)
-    if model_cfg.kind == "tiny":
+    dropout = model.dropout
+    if isinstance(model, TinyModel) and model.kind == "tiny":
         config = BertConfig(
-            vocab_size=len(tokenizer), hidden_size=int(model_cfg.hidden_size),
-            num_hidden_layers=int(model_cfg.num_hidden_layers),
-            num_attention_heads=int(model_cfg.num_attention_heads),
-            intermediate_size=int(model_cfg.intermediate_size), max_position_embeddings=512,
+            vocab_size=len(tokenizer), hidden_size=model.hidden_size,
+            num_hidden_layers=model.num_hidden_layers, num_attention_heads=model.num_attention_heads,
+            intermediate_size=model.intermediate_size, max_position_embeddings=512,
             hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
             pad_token_id=tokenizer.pad_token_id, num_labels=2, **_LABELS,
         )
         return BertForSequenceClassification(config)
-    if model_cfg.kind != "pretrained":
-        raise UserError(f"unknown model.kind '{model_cfg.kind}'", fix="use model=mbert or model=tiny")
     try:
-        config = AutoConfig.from_pretrained(model_cfg.name, num_labels=2, **_LABELS)
+        config = AutoConfig.from_pretrained(model.name, num_labels=2, **_LABELS)
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout",
                     "dropout", "attention_dropout"):
             if hasattr(config, key):
                 setattr(config, key, dropout)
-        return AutoModelForSequenceClassification.from_pretrained(model_cfg.name, config=config)
+        return AutoModelForSequenceClassification.from_pretrained(model.name, config=config)
     except (OSError, ValueError) as err:
-        raise UserError(f"cannot load model.name='{model_cfg.name}' ({first_line(err)})",
+        raise UserError(f"cannot load model.name='{model.name}' ({first_line(err)})",
                         fix="pass a reachable HF id or a local checkpoint folder, or model=tiny") from None
 
 

@@ -8,14 +8,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from accelerate import Accelerator
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from stability.core.metrics import majority_share, score_diagnostic
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
+from stability.core.schemas.train import TrainConfig
 from stability.data.loading import load_run_data
-from stability.finetune.config_checks import check_run_config
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.encoding import encode
 from stability.finetune.loop import (
@@ -29,38 +29,40 @@ from stability.tracking.trackers import make_tracker
 log = logging.getLogger(__name__)
 
 
-def run_one(cfg: DictConfig, run_path: Path) -> RunRecord | None:
+def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunRecord | None:
     """Run (or skip, when already finished with the same config) and return the run's record.
 
+    `settings` is the typed config everything reads; `composed`, the same config as Hydra
+    composed it, is only recorded: written to config.yaml, fingerprinted (so runs made before
+    the typed configs keep their fingerprint) and sent to the tracker.
     Under several processes only the main one writes; the others return None.
     """
-    check_run_config(cfg)
     run_dir = RunDir(run_path)
-    fingerprint = config_fingerprint(cfg)
-    save_model = bool(cfg.trainer.save_model)
-    if not cfg.force and run_dir.finished_with(fingerprint, needs_model=save_model):
+    fingerprint = config_fingerprint(composed)
+    save_model = settings.trainer.save_model
+    if not settings.force and run_dir.finished_with(fingerprint, needs_model=save_model):
         log.info("[skip] %s: finished with the same config (force=true reruns it)", run_dir.path)
         return run_dir.read_record()
     started = time.perf_counter()
-    accelerator = Accelerator(mixed_precision=cfg.trainer.mixed_precision, cpu=cpu_only_distributed())
+    accelerator = Accelerator(mixed_precision=settings.trainer.mixed_precision, cpu=cpu_only_distributed())
     main = accelerator.is_main_process
-    data = load_run_data(cfg)
-    cache_dir = Path(cfg.paths.cache_dir).expanduser()
-    tokenizer = load_tokenizer(cfg.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
+    data = load_run_data(settings)
+    cache_dir = Path(settings.paths.cache_dir).expanduser()
+    tokenizer = load_tokenizer(settings.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
                                cache_dir)
     key = tokenizer_fingerprint(tokenizer)
-    max_length = int(cfg.data.max_length)
-    encoded = {name: encode(examples, tokenizer, max_length, cache_dir, key)
+    encoded = {name: encode(examples, tokenizer, settings.data.max_length, cache_dir, key)
                for name, examples in (("train", data.train), ("validation", data.validation),
                                       ("diagnostic", data.diagnostic))}
     tokenize_seconds = time.perf_counter() - started
-    model = build_model(cfg.model, tokenizer, int(cfg.seed_init))
-    checkpoint = run_dir.checkpoint_path if cfg.trainer.resume else None
-    tracker = make_tracker(cfg, run_dir.path) if main else None
+    model = build_model(settings.model, tokenizer, settings.seed_init)
+    checkpoint = run_dir.checkpoint_path if settings.trainer.resume else None
+    tracker = make_tracker(settings, OmegaConf.to_container(composed, resolve=True), run_dir.path) if main else None
     if main:
-        run_dir.write_config(cfg)
+        run_dir.write_config(composed)
         run_dir.write_train_log([])
-    name = " ".join(part for part in (cfg.lang.code, cfg.setup, cfg.variant, f"seed {cfg.seed}") if part)
+    name = " ".join(part for part in (settings.lang.code, settings.setup, settings.variant,
+                                      f"seed {settings.seed}") if part)
 
     def on_epoch(entry: dict) -> None:
         if main:
@@ -74,11 +76,11 @@ def run_one(cfg: DictConfig, run_path: Path) -> RunRecord | None:
             run_dir.write_train_log(finished)
 
     pad_id = int(tokenizer.pad_token_id)
-    result = train(model, encoded["train"][0], encoded["validation"][0], cfg, accelerator, pad_id,
+    result = train(model, encoded["train"][0], encoded["validation"][0], settings, accelerator, pad_id,
                    checkpoint, on_epoch, on_resume, name)
     eval_started = time.perf_counter()
     diag_split = encoded["diagnostic"][0]
-    prob = predict_entailment_probability(model, diag_split, int(cfg.trainer.eval_batch_size),
+    prob = predict_entailment_probability(model, diag_split, settings.trainer.eval_batch_size,
                                           accelerator, pad_id, desc=f"[{name}] diagnostic")
     pred = labels_from_probability(prob)
     gold = diag_split.labels.tolist()
@@ -91,9 +93,9 @@ def run_one(cfg: DictConfig, run_path: Path) -> RunRecord | None:
     if save_model:
         save_weights(accelerator.unwrap_model(model), tokenizer, run_dir.model_dir)
     record = RunRecord(
-        experiment=cfg.experiment_name, lang=cfg.lang.code, setup=cfg.setup, variant=cfg.variant,
-        seed=int(cfg.seed), seed_init=int(cfg.seed_init), seed_order=int(cfg.seed_order),
-        model=cfg.model.name, n_train=len(data.train), n_added=data.n_added,
+        experiment=settings.experiment_name, lang=settings.lang.code, setup=settings.setup,
+        variant=settings.variant, seed=settings.seed, seed_init=settings.seed_init,
+        seed_order=settings.seed_order, model=settings.model.name, n_train=len(data.train), n_added=data.n_added,
         n_validation=len(data.validation), n_items=len(data.diagnostic),
         val_accuracy=result.best_val_accuracy, val_majority=majority_share(encoded["validation"][0].labels),
         **asdict(scores),

@@ -18,8 +18,8 @@ from typing import Sequence
 
 from omegaconf import DictConfig
 
-from stability.core.errors import UserError
-from stability.core.jobs import job_configs
+from stability.core.jobs import job_configs, without_hydra
+from stability.core.schemas.train import train_settings
 from stability.sweep.sizes import COUNTED, train_size
 
 SECONDS_PER_HOUR = 3600
@@ -55,13 +55,11 @@ def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> 
     """The planned runs of composed training jobs (`core.jobs.job_configs`)."""
     runs = []
     for cfg in configs:
-        size = train_size(cfg)
-        try:
-            seed = int(cfg.seed)
-        except ValueError:
-            raise UserError(f"seed={cfg.seed!r} is not an integer", fix="use seed=N or seed=a..b") from None
-        runs.append(PlannedRun(cfg.experiment_name, cfg.lang.code, cfg.setup, seed, size.total, size.added,
-                               expected_epochs or int(cfg.trainer.max_epochs), size.origin))
+        settings = train_settings(without_hydra(cfg))
+        size = train_size(settings)
+        runs.append(PlannedRun(settings.experiment_name, settings.lang.code, settings.setup, settings.seed,
+                               size.total, size.added, expected_epochs or settings.trainer.max_epochs,
+                               size.origin))
     return runs
 
 

@@ -10,13 +10,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from stability.core.errors import UserError
 from stability.data.formats import read_examples
 from stability.data.loading import language_source
 from stability.data.mnli import ALL, check_pool_size, mnli_source, parse_n_samples
-from stability.data.sources import FileSource
+from stability.data.sources import DataSettings, FileSource
 
 COUNTED, RELEASED = "counted", "release"
 
@@ -49,14 +47,15 @@ def _size(source: FileSource, lang: str, released: int | None) -> tuple[int, str
     return released, RELEASED
 
 
-def train_size(cfg: DictConfig) -> TrainSize:
-    """Examples per epoch of the run `cfg` describes (data.max_train_samples cuts the own split)."""
-    own, origin = _size(language_source(cfg), cfg.lang.code, cfg.lang.get("released_train_size"))
-    if cfg.data.max_train_samples is not None:
-        own = min(own, int(cfg.data.max_train_samples))
-    n = parse_n_samples(cfg.data.mnli.n_samples)
+def train_size(settings: DataSettings) -> TrainSize:
+    """Examples per epoch of the run `settings` describes (data.max_train_samples cuts the own split)."""
+    data = settings.data
+    own, origin = _size(language_source(settings), settings.lang.code, settings.lang.released_train_size)
+    if data.max_train_samples is not None:
+        own = min(own, data.max_train_samples)
+    n = parse_n_samples(data.mnli.n_samples)
     if n == 0:
         return TrainSize(own, 0, origin)
-    pool, pool_origin = _size(mnli_source(cfg), "en", cfg.data.mnli.get("released_train_size"))
+    pool, pool_origin = _size(mnli_source(settings), "en", data.mnli.released_train_size)
     check_pool_size(n, pool)
     return TrainSize(own, pool if n == ALL else n, origin if origin == pool_origin else RELEASED)

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
-
-from omegaconf import DictConfig
+from typing import Any, Mapping, Protocol
 
 from stability.core.errors import UserError
+from stability.core.schemas.train import TrainConfig
 
 
 class Tracker(Protocol):
@@ -28,12 +27,12 @@ class NoTracker:
         pass
 
 
-def make_tracker(cfg: DictConfig, run_dir: Path) -> Tracker:
-    """The tracker `cfg.logger.name` asks for."""
-    if cfg.logger.name == "none":
+def make_tracker(settings: TrainConfig, config: Mapping[str, Any], run_dir: Path) -> Tracker:
+    """The tracker `settings.logger.name` asks for; `config` is the resolved config it records."""
+    if settings.logger.name == "none":
         return NoTracker()
-    if cfg.logger.name == "wandb":
+    if settings.logger.name == "wandb":
         from stability.tracking.wandb_run import WandbTracker  # optional extra
 
-        return WandbTracker(cfg, run_dir)
-    raise UserError(f"unknown logger '{cfg.logger.name}'", fix="use logger=none or logger=wandb")
+        return WandbTracker(settings, config, run_dir)
+    raise UserError(f"unknown logger '{settings.logger.name}'", fix="use logger=none or logger=wandb")

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
 from stability.core.errors import UserError, require
 from stability.core.runrecord import RunDir
+from stability.core.schemas.train import TrainConfig
 from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES
 
 MODES = ("online", "offline", "disabled", "shared")
@@ -125,20 +125,20 @@ def draw_seed_heatmap(runs: list[dict], out_dir: Path) -> Path:
 class WandbTracker:
     """Logs config, per-epoch loss and validation accuracy, final metrics, table and heat map."""
 
-    def __init__(self, cfg: DictConfig, run_dir: Path) -> None:
+    def __init__(self, settings: TrainConfig, config: Mapping[str, Any], run_dir: Path) -> None:
+        """`config`: the resolved config as composed, W&B's record of the run's settings."""
         self._wandb = require("wandb", "logger=wandb needs the wandb package",
                               fix="pip install 'nli-stability[wandb]', or use logger=none")
         self._run_dir = run_dir
-        logger, lang, setup = cfg.logger, cfg.lang.code, cfg.setup
+        logger, lang, setup = settings.logger, settings.lang.code, settings.setup
         wandb_dir = resolve_dir(logger.dir, run_dir)
         wandb_dir.mkdir(parents=True, exist_ok=True)
         self._run = self._wandb.init(
             project=logger.project, entity=logger.entity, job_type=logger.job_type,
-            group=group_name(cfg.experiment_name, lang, setup, cfg.variant),
-            name=run_name(lang, setup, cfg.variant, cfg.seed),
-            tags=[cfg.experiment_name, lang, setup, cfg.model.name, *logger.tags],
-            config=OmegaConf.to_container(cfg, resolve=True), dir=str(wandb_dir),
-            mode=resolve_mode(logger.mode))
+            group=group_name(settings.experiment_name, lang, setup, settings.variant),
+            name=run_name(lang, setup, settings.variant, settings.seed),
+            tags=[settings.experiment_name, lang, setup, settings.model.name, *logger.tags],
+            config=dict(config), dir=str(wandb_dir), mode=resolve_mode(logger.mode))
         self._run.define_metric("epoch")
         for name in _EPOCH_METRICS:
             self._run.define_metric(name, step_metric="epoch")

@@ -98,7 +98,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     (["action=count", "lang=sv", "files=[a.jsonl]"], "action='count' is not known"),
     (["lang=sv"], "no input files"),
     (["action=evaluate", "lang=sv", "files=[a.jsonl,b.jsonl]"], "action=evaluate scores one diagnostic file, not 2"),
-    (["lang=sv", "files=[a.jsonl]", "cache=maybe"], "'cache=maybe': Value 'maybe' is not a valid bool"),
+    (["lang=sv", "files=[a.jsonl]", "cache=maybe"], "cache='maybe' is not true or false"),
 ])
 def test_user_errors_exit_2_with_one_line(args, message, tmp_path):
     result = run_cli(*args, cwd=tmp_path)

@@ -29,6 +29,14 @@ def within(key: str, value: float, low: float, high: float, *, closed_high: bool
         raise UserError(f"{key}={value!r} is out of range", fix=f"pass {key}=<a number in {bound}>")
 
 
+def number(key: str, value: object) -> float:
+    """`value` is an int or a float (not a bool), for fields typed `Any` (OmegaConf has no Union);
+    OmegaConf itself refuses a value of the wrong type for a typed field."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{key}={value!r} is not a number", fix=f"pass {key}=<number>")
+    return value
+
+
 def one_of(key: str, value: object, choices: Iterable[object]) -> None:
     """`value` is one of `choices`."""
     options = list(choices)

@@ -1,0 +1,112 @@
+"""Schemas of the `data` group (`conf/data/default.yaml`): where a run's data comes from, how
+much of it is used, what is mixed in, and what the runs are scored on.
+
+Fields keep the YAML's key order (OmegaConf orders a merged node by its schema, and a run's
+config.yaml must not change). `data.mnli.n_samples` (a count or `all`) and
+`data.mnli.presence` (an int or a float percentage) are typed `Any`: OmegaConf has no Union,
+and a float field would turn the preset's `presence: 25` into `25.0`, changing the setup name
+and the fingerprint of every run made so far.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from stability.core.errors import UserError
+from stability.core.schemas.checks import at_least, number, one_of, within
+
+SOURCES = ("files", "builtin")
+ALL = "all"
+
+
+def parse_n_samples(value: object) -> int | str:
+    """`data.mnli.n_samples` is a non-negative integer or the word 'all'."""
+    if isinstance(value, str) and value.strip().lower() == ALL:
+        return ALL
+    try:
+        count = int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        count = -1
+    if count < 0 or isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise UserError(f"data.mnli.n_samples={value!r} is not a count",
+                        fix="use a non-negative integer or 'all', e.g. data.mnli.n_samples=10000")
+    return count
+
+
+@dataclass
+class Download:
+    """A release's addresses: `archives` maps a top folder to a zip; `base_url` mirrors paths."""
+
+    base_url: Optional[str] = None
+    archives: Dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PinnedDownload(Download):
+    """A release whose files are checked against their sha256 (per split) when downloaded."""
+
+    sha256: Dict[str, str] = field(default_factory=dict)  # split -> hex digest
+
+
+@dataclass
+class Suite:
+    """The test suite generated as the diagnostic set when `data.diagnostic=generated`."""
+
+    name: str = MISSING
+    n: Optional[int] = None  # items per template; null = every combination
+    seed: int = MISSING
+
+    def __post_init__(self) -> None:
+        at_least("data.suite.n", self.n, 1, optional=True)
+
+
+@dataclass
+class Mnli:
+    """English MNLI pairs added to the training data, optionally with a controlled feature share."""
+
+    n_samples: Any = MISSING  # an int >= 0 or "all"
+    seed: int = MISSING
+    feature: Optional[str] = None
+    presence: Any = None      # percent of pairs with `feature`, in [0, 100]
+    subset_selector: str = MISSING
+    file: str = MISSING
+    released_train_size: Optional[int] = None
+    download: Download = MISSING
+
+    def __post_init__(self) -> None:
+        count = parse_n_samples(self.n_samples)
+        if self.presence is not None:
+            within("data.mnli.presence", number("data.mnli.presence", self.presence), 0, 100, closed_high=True)
+        if self.feature is not None and count == 0:
+            raise UserError("data.mnli.feature needs MNLI pairs", fix="set data.mnli.n_samples too")
+        if self.feature is not None and (count == ALL or self.presence is None):
+            raise UserError("data.mnli.feature needs a count and a presence",
+                            fix="set data.mnli.n_samples=<int> and data.mnli.presence=<percent>")
+        at_least("data.mnli.released_train_size", self.released_train_size, 1, optional=True)
+
+
+@dataclass
+class Data:
+    """The `data` group."""
+
+    source: str = MISSING
+    root: Optional[str] = None
+    max_train_samples: Optional[int] = None
+    max_eval_samples: Optional[int] = None
+    max_length: int = MISSING
+    diagnostic: Optional[str] = None
+    suite: Suite = MISSING
+    mnli: Mnli = MISSING
+
+    def __post_init__(self) -> None:
+        one_of("data.source", self.source, SOURCES)
+        at_least("data.max_train_samples", self.max_train_samples, 1, optional=True)
+        at_least("data.max_eval_samples", self.max_eval_samples, 1, optional=True)
+        at_least("data.max_length", self.max_length, 1)
+
+
+def register(store: ConfigStore) -> None:
+    store.store(name="data_schema", node=Data)
