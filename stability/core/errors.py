@@ -39,13 +39,6 @@ def first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def as_int(key: str, value: object) -> int:
-    """The integer an override `key=value` gives; anything else (True, 1.5, "x") is a user error naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).lstrip("-").isdigit():
-        raise UserError(f"{key}={value!r} is not an integer", fix=f"pass {key}=<integer>")
-    return int(value)
-
-
 def require(module: str, problem: str, fix: str) -> ModuleType:
     """Import an optional extra's package; without it the command fails with `problem` and `fix`, not a traceback."""
     try:
