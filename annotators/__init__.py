@@ -1,4 +1,4 @@
-"""Rule-based detection of diagnostic features in NLI pairs (DESIGN.md section 1).
+"""Rule-based detection of diagnostic features in NLI pairs (docs/design.md, "Purpose").
 
 `annotate(pairs, lang)` returns one `FeatureSet` per pair; `subsets.controlled_subset`
 draws training sets where a feature occurs at a chosen rate; `nli-stability annotate`

@@ -1,6 +1,6 @@
 """The fifteen detectable features and the per-pair result type.
 
-Names are the canonical diagnostic category names (DESIGN.md section 4), so annotator
+Names are the canonical diagnostic category names (docs/design.md, "Taxonomy"), so annotator
 output can be scored directly against gold categories.
 """
 from __future__ import annotations

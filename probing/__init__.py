@@ -1,4 +1,4 @@
-"""Layer-wise linear probes on pretrained and fine-tuned encoders (DESIGN.md sections 1 and 7).
+"""Layer-wise linear probes on pretrained and fine-tuned encoders (docs/design.md, "Purpose" and "Analysis outputs").
 
 `nli-stability probe runs=PATH` (= `python -m probing`) mean-pools every hidden layer of each encoder (the
 runs' saved weights, the pretrained encoder they started from, and a randomly initialised

@@ -71,7 +71,6 @@ def test_every_cited_docs_page_and_heading_exists():
     assert broken == []
 
 
-@pytest.mark.xfail(strict=True, reason="code references fixed on main after merge")
 def test_no_file_cites_a_document_outside_the_project():
     citing = [name for name, text in _text_files() if EXTERNAL_DESIGN in text]
     assert citing == []

@@ -1,4 +1,4 @@
-"""Every released format of DESIGN.md section 3, read from small fixture files."""
+"""Every released format of docs/design.md, "Data contract", read from small fixture files."""
 from __future__ import annotations
 
 from pathlib import Path

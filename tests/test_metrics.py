@@ -1,4 +1,4 @@
-"""DESIGN.md section 4 metrics against values computed by hand."""
+"""The metrics of docs/design.md, "Metrics", against values computed by hand."""
 from __future__ import annotations
 
 import math

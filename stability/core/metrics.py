@@ -1,4 +1,4 @@
-"""Diagnostic metrics exactly as DESIGN.md section 4 defines them: the one place MCC is computed.
+"""Diagnostic metrics exactly as docs/design.md, "Metrics", defines them: the one place MCC is computed.
 
 MCC is computed from the 2x2 confusion counts so that the "undefined -> 0.0, degenerate"
 rule is explicit rather than hidden in a library warning. The formula works elementwise on

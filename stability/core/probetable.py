@@ -1,4 +1,4 @@
-"""probing.csv (DESIGN.md section 7): the table `nli-stability probe` writes and the report reads.
+"""probing.csv (docs/design.md, "Analysis outputs"): the table `nli-stability probe` writes and the report reads.
 
 One row per (model, seed, task, layer). `model` is `pretrained` for the encoder the runs
 started from, `fine-tuned:<setup>` (or `fine-tuned:<setup>/<variant>` for a run of a variant,

@@ -1,4 +1,4 @@
-"""The one record type every loader returns (DESIGN.md section 3)."""
+"""The one record type every loader returns (docs/design.md, "Data contract")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -231,7 +231,7 @@ class RunDir:
                 unknown = set(prediction.categories) - set(FINE_CATEGORIES)
                 if unknown:
                     raise UserError(f"unknown categories {sorted(unknown)}", path=path, line=line_no,
-                                    fix="use the 33 fine category names of DESIGN.md section 4")
+                                    fix="use the 33 fine category names (docs/design.md, \"Taxonomy\")")
                 rows.append(prediction)
         return rows
 

@@ -1,4 +1,4 @@
-"""The diagnostic taxonomy of DESIGN.md section 4: 33 fine categories under 4 coarse ones.
+"""The diagnostic taxonomy of docs/design.md, "Taxonomy": 33 fine categories under 4 coarse ones.
 
 Names are the canonical spellings of the released files; everything that scores or
 reports categories iterates over these tuples so the order is the same everywhere.

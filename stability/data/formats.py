@@ -1,4 +1,4 @@
-"""Readers for every released file format of DESIGN.md section 3, all returning `Example`s.
+"""Readers for every released file format of docs/design.md, "Data contract", all returning `Example`s.
 
 The format is recognised from the file itself (suffix, then the header or the fields of
 each JSON line), so a user can point a language config at any released copy.

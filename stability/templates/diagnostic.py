@@ -1,4 +1,4 @@
-"""Generated items as rows of the diagnostic jsonl format (DESIGN.md sections 3 and 7):
+"""Generated items as rows of the diagnostic jsonl format (docs/design.md, "Data contract" and "Analysis outputs"):
 `idx`, `label`, `sentence1`, `sentence2`, the non-empty coarse fields, `template`, `features`.
 """
 from __future__ import annotations
