@@ -3,30 +3,54 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-COMMANDS = {"stability.cli", "stability.__main__", "stability.train", "stability.plan", "stability.generate",
-            "stability.dataqa.cli", "stability.report.cli", "annotators.cli", "probing.cli"}
-# What each part may import from the project (besides itself).
-ALLOWED: dict[str, set[str]] = {
-    "stability.core": set(),
-    # data.diagnostic=generated: the diagnostic set generated from the test-suite templates
-    "stability.data": {"stability.core", "stability.templates"},
-    # statistics and figures shared by the report, probing and tracking
-    "stability.statistics": {"stability.core"},
-    "stability.tracking": {"stability.core", "stability.statistics"},
-    "stability.finetune": {"stability.core", "stability.data", "stability.tracking"},
-    "stability.sweep": {"stability.core", "stability.data", "stability.finetune.distributed"},
-    "stability.report": {"stability.core", "stability.statistics"},
-    "stability.templates": {"stability.core"},
-    "stability.dataqa": {"stability.core", "stability.data"},
-    "annotators": {"stability.core", "stability.data"},
-    "probing": {"stability.core", "stability.data", "stability.statistics", "annotators"},
-}
 PROJECT = ("stability", "annotators", "probing")
+_NOTHING = ("—", "nothing else", "everything below", "")
+
+
+def _readme_table() -> list[list[str]]:
+    """The rows of README's "Where things are" table: package, job, may import."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in section.splitlines() if line.startswith("| ")]
+    return rows[1:]  # without the header
+
+
+def _module_of(path: str) -> str:
+    return path.strip("/").removesuffix(".py").replace("/", ".")
+
+
+def _allowed_names(cell: str) -> set[str]:
+    """`core, data` → {stability.core, stability.data}; full names stay as they are."""
+    names = set()
+    for token in cell.split(","):
+        name = token.strip()
+        if name in _NOTHING:
+            continue
+        names.add(name if name.split(".")[0] in PROJECT else f"stability.{name}")
+    return names
+
+
+def _parse() -> tuple[set[str], dict[str, set[str]]]:
+    commands: set[str] = set()
+    allowed: dict[str, set[str]] = {}
+    for package, job, imports in _readme_table():
+        paths = re.findall(r"`([A-Za-z_./]+)`", package)
+        if job == "command entry points":
+            commands |= {_module_of(path) for path in paths if path.endswith(".py")}
+        elif paths[0] != "stability/conf/":
+            allowed[_module_of(paths[0])] = _allowed_names(imports)
+    return commands, allowed
+
+
+# The commands and what each part may import from the project (besides itself), as the README says.
+COMMANDS, ALLOWED = _parse()
 
 
 def _module_name(path: Path) -> str:
@@ -72,3 +96,9 @@ def test_imports_follow_the_layers(path):
 def test_only_commands_at_the_top_of_stability():
     top = {path.stem for path in (REPO / "stability").glob("*.py")} - {"__init__"}
     assert {f"stability.{name}" for name in top} <= COMMANDS
+
+
+def test_the_readme_table_names_real_files():
+    named = [path for package, _, _ in _readme_table() for path in re.findall(r"`([A-Za-z_./]+)`", package)
+             if "/" in path]
+    assert named and all((REPO / path).exists() for path in named), [p for p in named if not (REPO / p).exists()]
