@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+CLUSTER_NAME = "nlitest"
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scancel", "scontrol", "sinfo")
 INSTALL = "apt-get install -y slurmctld slurmd slurm-client munge"
@@ -54,7 +55,7 @@ def _real_memory_mb() -> int:
 def slurm_conf(root: Path, host: str, cpus: int, memory_mb: int, ports: tuple[int, int]) -> str:
     """A minimal slurm.conf for one node that is also the controller, without accounting."""
     return "\n".join([
-        "ClusterName=nlitest",
+        f"ClusterName={CLUSTER_NAME}",
         f"SlurmctldHost={host}",
         "SlurmUser=root",
         "SlurmdUser=root",
@@ -134,10 +135,18 @@ class Cluster:
 
     def queue(self) -> list[str]:
         """Job ids SLURM still holds pending or running (array tasks as <job>_<task>)."""
-        listed = self.run("squeue", "--noheader", "--format=%i %T")
-        return [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
+        listed = self.run("squeue", "--noheader", "--format=%i", check=False)
+        return listed.stdout.split()
 
     def stop(self) -> None:
+        """Cancel every job (so that no job step outlives its controller), then end the daemons."""
+        if "slurmctld" in self.processes and self.processes["slurmctld"].poll() is None:
+            jobs = self.queue()
+            if jobs:
+                self.run("scancel", "--full", *jobs, check=False)
+            deadline = time.monotonic() + 60
+            while self.queue() and time.monotonic() < deadline:
+                time.sleep(1)
         for name in reversed(DAEMONS):
             process = self.processes.pop(name, None)
             if process is None:

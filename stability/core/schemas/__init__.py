@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from hydra.core.config_store import ConfigStore
 
-_MODULES: tuple[str, ...] = ()
+_MODULES: tuple[str, ...] = ("status",)
 
 
 def register_all() -> None:
