@@ -18,7 +18,7 @@ except ImportError:  # the [launchers] extra is not installed
 
 if JoblibLauncher is not None and SubmititSlurmLauncher is not None:
 
-    class LocalLauncher(JoblibLauncher):
+    class PackedJoblibLauncher(JoblibLauncher):
         """Hydra's joblib launcher; `jobs_per_device` is read by each job (`stability.sweep.devices`)
         from its Hydra config, so joblib itself never sees it."""
 

@@ -56,7 +56,7 @@ def slurm_conf(root: Path, host: str, cpus: int, memory_mb: int, ports: tuple[in
     """A minimal slurm.conf for one node that is also the controller, without accounting."""
     return "\n".join([
         f"ClusterName={CLUSTER_NAME}",
-        f"SlurmctldHost={host}",
+        f"SlurmctldHost={host}(127.0.0.1)",  # no name lookup needed: CI hosts may not resolve theirs
         "SlurmUser=root",
         "SlurmdUser=root",
         f"SlurmctldPort={ports[0]}",
@@ -83,7 +83,7 @@ def slurm_conf(root: Path, host: str, cpus: int, memory_mb: int, ports: tuple[in
         "MailProg=/bin/true",
         f"KillWait={KILL_WAIT_S}",
         "MinJobAge=600",
-        f"NodeName={host} CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN",
+        f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN",
         "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
         "",
     ])
