@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-COMMANDS = {"stability.train", "stability.plan", "stability.generate", "probing.__main__"}
+COMMANDS = {"stability.train", "stability.plan", "stability.generate", "stability.status", "probing.__main__"}
 # What each part may import from the project (besides itself).
 ALLOWED: dict[str, set[str]] = {
     "stability.core": set(),
