@@ -22,10 +22,11 @@ from stability.core.runrecord import RunDir
 
 # The built-in English training pairs repeated, so that an epoch takes seconds.
 REPEAT = 16
-# The limit: SLURM signals submitit signal_delay_s before it (within its 30 s polling), so
-# 75-105 s into each start of the job. The run trains longer than one start allows even on
-# an idle machine; on a busy one it takes a few more starts (max_num_timeout is generous).
-TIME_LIMITED_TRAINING_S = 120
+# The limit: SLURM signals submitit signal_delay_s before it, or up to a minute earlier (seen:
+# 45-75 s into each start of the job). The run trains for longer than one start allows even
+# on an idle machine; a start trains for ~35 s or more, so it takes a few (max_num_timeout is
+# generous, for a busy machine).
+TIME_LIMITED_TRAINING_S = 100
 LIMIT = ["hydra.launcher.timeout_min=2", "hydra.launcher.signal_delay_s=45", "hydra.launcher.max_num_timeout=10"]
 PREEMPTED_TRAINING_S = 40
 _STARTED = "Starting with JobEnvironment"
