@@ -6,6 +6,7 @@ without root (the daemons run as root, as in CI), they skip and say how to insta
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -36,6 +37,7 @@ def slurm_cluster() -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.stop()
+        shutil.rmtree(cluster.root, ignore_errors=True)
 
 
 @pytest.fixture
