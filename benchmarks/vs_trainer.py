@@ -1,7 +1,7 @@
 """Our fine-tuning vs HF `Trainer` on equal work, side by side: wall times, ratio, accuracies.
 
     python benchmarks/vs_trainer.py --model DIR --data-root DIR --lang fr [--seeds 0 1 2]
-                                    [--samples N] [--epochs 2] [--profile DIR]
+                                    [--samples N] [--eval-samples M] [--epochs 2] [--profile DIR]
 
 For each seed two processes start at the same moment, so both see the same machine load:
 "ours" is `stability.finetune.run.run_one` (what `python -m stability.train` runs), "trainer"
@@ -53,6 +53,8 @@ def _overrides(args: argparse.Namespace, seed: int, cache_dir: Path) -> list[str
     overrides.append(f"data.root={args.data_root}" if args.data_root else "data.root=null")
     if args.samples:
         overrides.append(f"data.max_train_samples={args.samples}")
+    if args.eval_samples:
+        overrides.append(f"data.max_eval_samples={args.eval_samples}")
     return overrides
 
 
@@ -252,6 +254,8 @@ def main() -> None:
     parser.add_argument("--data-root", default=None, help="data.root; omit to use the language's download")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--samples", type=int, default=None, help="training examples (default: all)")
+    parser.add_argument("--eval-samples", type=int, default=None,
+                        help="validation and diagnostic items (data.max_eval_samples; default: all)")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=1e-5)

@@ -34,6 +34,8 @@ COMMANDS: dict[str, Command] = {
     "generate": Command("stability.generate", "write a template test suite as a diagnostic set"),
     "annotate": Command("annotators.cli", "detect diagnostic features in NLI pairs, their shares, their agreement"),
     "plan": Command("stability.plan", "what a training sweep will run and cost, before it runs"),
+    "status": Command("stability.status", "what became of each run of a sweep: done, running, failed, interrupted, "
+                                          "not started"),
 }
 
 

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from stability.core.config import compose_config
 
 QUICK = ["experiment=smoke", "data.max_train_samples=32", "trainer.max_epochs=2"]
 # the run variant these overrides give against the smoke preset: its runs live in
@@ -37,3 +40,22 @@ def runs(output_dir: Path) -> dict[str, dict]:
 
 def predictions(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+
+
+BUILTIN = Path(__file__).resolve().parents[1] / "stability" / "data" / "builtin"
+BROKEN_LINE = '{"premise": "x",\n'
+
+
+def builtin_release(root: Path, langs: list[str], broken: str | None = None) -> Path:
+    """The built-in data of `langs` laid out as each language's release under `root` (for
+    `data.root=root`); the train file of language `broken` ends in a malformed JSON line."""
+    for lang in langs:
+        files = compose_config([f"lang={lang}"]).lang.files
+        for split in ("train", "validation", "diagnostic"):
+            target = root / files[split]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(BUILTIN / lang / f"{split}.jsonl", target)
+        if lang == broken:
+            with (root / files["train"]).open("a", encoding="utf-8") as handle:
+                handle.write(BROKEN_LINE)
+    return root

@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PROJECT = ("stability", "annotators", "probing")
+PROJECT = ("stability", "annotators", "probing", "hydra_plugins.nli_stability")
+
+
+def _in_project(name: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in PROJECT)
 _NOTHING = ("—", "nothing else", "everything below", "")
 
 
@@ -33,7 +37,7 @@ def _allowed_names(cell: str) -> set[str]:
         name = token.strip()
         if name in _NOTHING:
             continue
-        names.add(name if name.split(".")[0] in PROJECT else f"stability.{name}")
+        names.add(name if _in_project(name) else f"stability.{name}")
     return names
 
 
@@ -65,7 +69,7 @@ def _imports(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return {name for name in names if name.split(".")[0] in PROJECT}
+    return {name for name in names if _in_project(name)}
 
 
 def _part(module: str) -> str | None:
@@ -74,8 +78,8 @@ def _part(module: str) -> str | None:
 
 
 def _sources() -> list[Path]:
-    return sorted(path for package in PROJECT if (REPO / package).is_dir()
-                  for path in (REPO / package).rglob("*.py"))
+    return sorted(path for package in PROJECT if (REPO / package.replace(".", "/")).is_dir()
+                  for path in (REPO / package.replace(".", "/")).rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))

@@ -1,8 +1,10 @@
 """Many jobs at once: the device rule, the launcher presets, and real joblib/submitit sweeps."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
@@ -44,6 +46,11 @@ def test_jobs_per_machine():
     assert jobs_for(n_gpus=4, n_cpus=64) == 4
     assert jobs_for(n_gpus=0, n_cpus=16) == 4
     assert jobs_for(n_gpus=0, n_cpus=2) == 1
+    # packed: k per GPU, or k sharing the CPU
+    assert jobs_for(n_gpus=4, n_cpus=64, jobs_per_device=3) == 12
+    assert jobs_for(n_gpus=0, n_cpus=2, jobs_per_device=2) == 2
+    with pytest.raises(UserError, match=r"hydra.launcher.jobs_per_device=0 is out of range"):
+        jobs_for(n_gpus=1, n_cpus=2, jobs_per_device=0)
 
 
 def test_a_busy_device_passes_the_job_to_the_next_free_one(tmp_path):
@@ -72,6 +79,29 @@ def test_job_device_on_several_gpus(tmp_path, monkeypatch):
     assert chosen == [1, 2]
 
 
+def test_packed_jobs_fill_every_gpu_before_sharing_one(tmp_path, monkeypatch):
+    chosen: list[int] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with ExitStack() as jobs:
+        names = [jobs.enter_context(job_device(job, tmp_path, jobs_per_device=2)) for job in (0, 2, 4, 6, 8)]
+    # all prefer GPU 0: its first slot, GPU 1's first slot, then the second slots; then sharing
+    assert names == ["0", "1", "0", "1", "0"] and chosen == [0, 1, 0, 1, 0]
+
+
+def test_packed_jobs_split_the_cpu(tmp_path, monkeypatch):
+    threads: list[int] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    with job_device(0, tmp_path, jobs_per_device=3) as gpu:
+        assert gpu is None
+    assert threads == [2]  # 8 cores // 3 jobs
+
+
 def test_job_device_changes_nothing_on_cpu(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("a machine with CUDA")
@@ -89,6 +119,15 @@ def test_local_gpus_preset_is_joblib_with_one_job_per_device():
     assert launcher._target_.endswith("JoblibLauncher")
     assert launcher.backend == "loky" and launcher.n_jobs == local_job_count()
     assert _hydra_config(["hydra/launcher=local_gpus", "hydra.launcher.n_jobs=3"]).hydra.launcher.n_jobs == 3
+    packed = _hydra_config(["hydra/launcher=local_gpus", "hydra.launcher.jobs_per_device=3"]).hydra.launcher
+    assert packed.n_jobs == local_job_count(3)
+    # joblib gets its own arguments only; the jobs read jobs_per_device from their Hydra config.
+    # Imported here: Hydra's plugin scan re-executes the plugin modules, so a class imported
+    # before it is another object than the one the launcher now subclasses.
+    from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+
+    assert isinstance(instantiate(packed), JoblibLauncher)
+    assert instantiate(packed).joblib["n_jobs"] == packed.n_jobs and "jobs_per_device" not in instantiate(packed).joblib
 
 
 class _Submitted(Exception):
@@ -136,11 +175,16 @@ def _sweep(launcher: list[str], tmp_path: Path) -> tuple[dict[str, dict], int]:
 
 
 def test_joblib_runs_two_jobs_in_two_worker_processes(tmp_path):
-    found, launcher_pid = _sweep(["hydra/launcher=local_gpus", "hydra.launcher.n_jobs=2"], tmp_path)
+    found, launcher_pid = _sweep(["hydra/launcher=local_gpus", "hydra.launcher.jobs_per_device=2"], tmp_path)
     assert sorted(found) == [f"smoke/en/rte/{QUICK_VARIANT}/seed0", f"smoke/en/rte/{QUICK_VARIANT}/seed1"]
     pids = {m["pid"] for m in found.values()}
     # two loky workers, neither of them the launching process: the jobs ran side by side
     assert len(pids) == 2 and launcher_pid not in pids
+    # packed on the CPU: the cores split between the two jobs
+    cores = len(os.sched_getaffinity(0))
+    for name in found:
+        log = (tmp_path / "outputs" / name / "train.log").read_text()
+        assert f"2 jobs share {cores} CPU cores: {max(1, cores // 2)} torch threads each" in log
 
 
 def test_submitit_local_sweep_completes_every_run(tmp_path):

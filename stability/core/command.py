@@ -5,23 +5,35 @@ and gets `--help` from its config, `--cfg job`, `--info` and multirun from Hydra
 starts, every job's config is composed and checked against its schema (`core.jobs`), so a
 wrong key, type or range is one line and exit status 2 before any work, also for a sweep
 (Hydra itself would print a multi-line message, or fail halfway through the sweep).
+
+In a multirun one failing job does not end the sweep: the job records its one-line error in
+its folder (`core.jobrecord`), the other jobs go on, and the command ends with a summary
+naming each failed job and its error, and exit status 1.
 """
 from __future__ import annotations
 
+import logging
 import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from stability.core.config import CONF_DIR
-from stability.core.errors import exit_on_user_error
+from stability.core.errors import UserError, exit_on_user_error, first_line
+from stability.core.jobrecord import FAILED, JobRecord, job_dir, read_job_record, write_job_record
 from stability.core.jobs import job_configs
-from stability.core.errors import UserError
 from stability.core.overrides import HYDRA_FLAGS, MULTIRUN_FLAGS, prepare_argv
 
 Task = Callable[[DictConfig], object]
 Check = Callable[[list[DictConfig]], None]
+# exit status of a sweep in which some jobs failed (a user error before any job is 2)
+JOBS_FAILED_STATUS = 1
+
+log = logging.getLogger(__name__)
 
 
 @exit_on_user_error
@@ -30,28 +42,67 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
     """Compose and check every job of `argv`, run `check` on them (e.g. no two runs share a
     directory), then hand the command line to Hydra, which calls `task(cfg)` once per job.
 
-    `task` runs inside Hydra's job: a UserError there is one line and status 2 as well.
+    `task` runs inside Hydra's job: a UserError there is one line and status 2 as well, for a
+    single run; in a sweep it fails that job only (see the module docstring).
     """
     arguments = prepare_argv(list(sys.argv[1:] if argv is None else argv), CONF_DIR)
     unknown = [arg for arg in arguments if arg.startswith("-") and arg.split("=")[0] not in HYDRA_FLAGS]
     if unknown:  # e.g. an argparse-style --lang fr: Hydra would print its whole usage
         raise UserError(f"unknown option '{unknown[0]}'",
                         fix="options are key=value overrides, e.g. lang=fr files=[a.jsonl]; --help lists the keys")
+    configs: list[DictConfig] = []
     if all(arg in MULTIRUN_FLAGS for arg in arguments if arg.startswith("-")):  # not --help, --cfg, ...
         configs = job_configs(arguments, config_name)
         if check is not None:
             check(configs)
     sys.argv = [sys.argv[0], *arguments, *extra_overrides]
     hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(_job(task))()
+    multirun = any(arg in MULTIRUN_FLAGS for arg in arguments) or \
+        any(cfg.hydra.mode == RunMode.MULTIRUN for cfg in configs[:1])
+    if multirun:
+        _exit_if_jobs_failed([job_dir(cfg) for cfg in configs])
+
+
+def _exit_if_jobs_failed(directories: list[Path]) -> None:
+    """The end of a sweep: each failed job's folder and one-line error, then exit status 1."""
+    failed = [(directory, record.error) for directory in directories
+              if (record := read_job_record(directory)) is not None and record.state == FAILED]
+    if failed:
+        lines = [f"{len(failed)} of {len(directories)} jobs failed:",
+                 *(f"  {directory}: {error}" for directory, error in failed)]
+        print("\n".join(lines), file=sys.stderr)
+        sys.exit(JOBS_FAILED_STATUS)
 
 
 def _job(task: Task) -> Callable[[DictConfig], object]:
     """`task` with user errors turned into one line (Hydra would print a UserError reaching it
-    as a traceback, status 1)."""
+    as a traceback, status 1); in a multirun, with its job record written around it."""
     guarded = exit_on_user_error(task)
 
     def job(cfg: DictConfig) -> object:
-        return guarded(cfg)
+        hydra_cfg = HydraConfig.get()
+        if hydra_cfg.mode != RunMode.MULTIRUN:
+            return guarded(cfg)
+        return _recorded(task, cfg, Path(hydra_cfg.runtime.output_dir))
 
     job.__module__ = task.__module__  # Hydra names the job and finds the calling file from here
     return job
+
+
+def _recorded(task: Task, cfg: DictConfig, directory: Path) -> object:
+    """One job of a sweep: any error ends this job only, as one line in its record and log."""
+    record = JobRecord.started_here()
+    write_job_record(directory, record)
+    try:
+        result = task(cfg)
+    except UserError as err:
+        error = f"error: {err}"
+        log.error(error)
+    except Exception as err:  # a bug: its traceback goes to the job's log, the sweep goes on
+        error = f"{type(err).__name__}: {first_line(err)}"
+        log.exception("job failed: %s", error)
+    else:
+        write_job_record(directory, record.finished())
+        return result
+    write_job_record(directory, record.finished(error))
+    return None

@@ -11,6 +11,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
+from stability.core.errors import UserError
 from stability.core.identity import run_subdir
 from stability.core.schemas import register_all
 from stability.core.setups import diagnostic_tag, setup_name
@@ -24,17 +25,24 @@ REPORT_CONFIG_NAME = "report"
 CPU_CORES_PER_JOB = 4
 
 
-def jobs_for(n_gpus: int, n_cpus: int) -> int:
-    """Parallel jobs on one machine: one per GPU, or one per CPU_CORES_PER_JOB cores."""
-    return n_gpus if n_gpus > 0 else max(1, n_cpus // CPU_CORES_PER_JOB)
+def jobs_for(n_gpus: int, n_cpus: int, jobs_per_device: int | None = None) -> int:
+    """Parallel jobs on one machine: `jobs_per_device` per GPU, or that many on the CPU; by
+    default one per GPU, or one per CPU_CORES_PER_JOB cores."""
+    if jobs_per_device is None:
+        return n_gpus if n_gpus > 0 else max(1, n_cpus // CPU_CORES_PER_JOB)
+    if isinstance(jobs_per_device, bool) or not isinstance(jobs_per_device, int) or jobs_per_device < 1:
+        raise UserError(f"hydra.launcher.jobs_per_device={jobs_per_device!r} is out of range",
+                        fix="pass hydra.launcher.jobs_per_device=<an integer >= 1 or null>")
+    return jobs_per_device * max(n_gpus, 1)
 
 
-def local_job_count() -> int:
-    """`${local_jobs:}`, the default `hydra.launcher.n_jobs` of `hydra/launcher=local_gpus`."""
+def local_job_count(jobs_per_device: int | None = None) -> int:
+    """`${local_jobs:${.jobs_per_device}}`, the default `hydra.launcher.n_jobs` of
+    `hydra/launcher=local_gpus`."""
     import torch
 
     n_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    return jobs_for(n_gpus, os.cpu_count() or 1)
+    return jobs_for(n_gpus, os.cpu_count() or 1, jobs_per_device)
 
 
 def probe_output_dir(runs: object, output_dir: object, lang: object, labels: object) -> str:

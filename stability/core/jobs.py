@@ -116,6 +116,8 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
                 OmegaConf.to_object(without_hydra(cfg))  # the schemas' types and ranges
             return configs
     except (HydraException, OmegaConfBaseException) as err:
+        if isinstance(err.__context__, UserError):  # raised by a resolver: already one line
+            raise err.__context__ from None
         raise composition_error(err, config_name) from None
 
 

@@ -1,5 +1,6 @@
-"""Many runs: command-line overrides (`a..b` ranges), the job configs a sweep expands to,
-the plan (runs and GPU-hours), GPU placement of parallel jobs, and the sweep's results table.
+"""Many runs: the plan (runs and GPU-hours), GPU placement and packing of parallel jobs
+(`devices`), the sweep's results table, SLURM without an accounting database (`slurm`,
+`squeue`), and what became of each run of a sweep (`status`).
 
 May import `stability.core`, `stability.data` and `stability.finetune.distributed`.
 """

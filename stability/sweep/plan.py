@@ -21,6 +21,7 @@ from omegaconf import DictConfig
 from stability.core.jobs import job_configs, without_hydra
 from stability.core.schemas.train import train_settings
 from stability.sweep.sizes import COUNTED, train_size
+from stability.sweep.table import text_table
 
 SECONDS_PER_HOUR = 3600
 THROUGHPUT_HINT = ("one run's training throughput on one device; measure it with "
@@ -88,16 +89,6 @@ def _groups(runs: list[PlannedRun]) -> dict[tuple, list[PlannedRun]]:
     return groups
 
 
-def _table(rows: list[list[str]]) -> str:
-    """Left-aligned text columns, right-aligned numbers; the first row is the header."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    numeric = [all(row[i][:1].isdigit() or not row[i] for row in rows[1:]) for i in range(len(widths))]
-    lines = ["  ".join(cell.rjust(w) if num else cell.ljust(w) for cell, w, num in zip(row, widths, numeric))
-             .rstrip() for row in rows]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
-
-
 def _unique(values) -> list:
     return list(dict.fromkeys(values))
 
@@ -133,7 +124,7 @@ def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
         f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · setups "
         f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
         "",
-        _table(_rows(runs, samples_per_second)),
+        text_table(_rows(runs, samples_per_second)),
         "",
         f"training examples: {sum(r.n_train for r in runs):,} per epoch over all runs; examples/run = "
         f"the language's train split + added MNLI pairs, {sizes}",

@@ -1,4 +1,4 @@
-"""A Hydra callback that prints the sweep's results table when a multirun ends."""
+"""The sweep's text tables: a Hydra callback prints the results table when a multirun ends."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +8,16 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from stability.core.runrecord import RunRecord, iter_runs
+
+
+def text_table(rows: list[list[str]]) -> str:
+    """Left-aligned text columns, right-aligned numbers; the first row is the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    numeric = [all(row[i][:1].isdigit() or not row[i] for row in rows[1:]) for i in range(len(widths))]
+    lines = ["  ".join(cell.rjust(w) if num else cell.ljust(w) for cell, w, num in zip(row, widths, numeric))
+             .rstrip() for row in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
 
 
 def format_table(rows: list[RunRecord]) -> str:

@@ -1,0 +1,37 @@
+"""`hydra/launcher=local_gpus` and `hydra/launcher=slurm`: Hydra's joblib and submitit launchers
+with the project's additions (k jobs per device; SLURM without accounting).
+
+Both extend plugins of the `[launchers]` extra; without it nothing is defined here, so Hydra's
+plugin scan (which imports this module in every command) stays quiet.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from hydra.core.utils import JobReturn
+
+try:
+    from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+    from hydra_plugins.hydra_submitit_launcher.submitit_launcher import SlurmLauncher as SubmititSlurmLauncher
+except ImportError:  # the [launchers] extra is not installed
+    JoblibLauncher = SubmititSlurmLauncher = None
+
+if JoblibLauncher is not None and SubmititSlurmLauncher is not None:
+
+    class PackedJoblibLauncher(JoblibLauncher):
+        """Hydra's joblib launcher; `jobs_per_device` is read by each job (`stability.sweep.devices`)
+        from its Hydra config, so joblib itself never sees it."""
+
+        def __init__(self, jobs_per_device: int | None = None, **joblib: Any) -> None:
+            super().__init__(**joblib)
+            self.jobs_per_device = jobs_per_device
+
+    class SlurmLauncher(SubmititSlurmLauncher):
+        """Hydra's SLURM launcher, following jobs with squeue where sacct fails (`stability.sweep.slurm`)."""
+
+        def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+            from stability.sweep.slurm import launch_watched
+
+            assert self.config is not None
+            return launch_watched(lambda: super(SlurmLauncher, self).launch(job_overrides, initial_job_idx),
+                                  str(self.config.hydra.sweep.dir))

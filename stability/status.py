@@ -1,0 +1,29 @@
+"""`nli-stability status runs=DIR`: done / running / failed / interrupted / not started,
+for each run of the sweep in DIR, with the counts (see `stability.sweep.status`)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from omegaconf import DictConfig
+
+from stability.core.command import run_command
+from stability.sweep.status import SweepStatus, format_status, sweep_status
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The sweep's training jobs are composed before Hydra starts this command (Hydra composes
+    one app's configs at a time), then printed by its job."""
+    found: list[SweepStatus] = []
+
+    def check(configs: list[DictConfig]) -> None:
+        found.append(sweep_status(Path(configs[0].runs)))
+
+    def task(_: DictConfig) -> None:
+        print(format_status(found[0]))
+
+    run_command("status", task, argv, check=check)
+
+
+if __name__ == "__main__":
+    main()

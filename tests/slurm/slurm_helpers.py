@@ -1,0 +1,39 @@
+"""Running sweeps on the test cluster: the launcher overrides, background commands, polling."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+# A run is one array task on one of the node's two cores; one torch thread each, so the
+# cluster runs two at once and a local reference run beside a SLURM one gets its own core
+# (and the same thread count, hence the same floating-point results).
+ON_SLURM = ["hydra/launcher=slurm", "hydra.launcher.gpus_per_node=null", "hydra.launcher.cpus_per_task=1",
+            "hydra.launcher.mem_gb=2"]
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def start_train(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+    """`python -m stability.train ARGS` in the background, its output kept for the asserts."""
+    return subprocess.Popen([sys.executable, "-m", "stability.train", *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(process: subprocess.Popen, timeout: float = 900) -> subprocess.CompletedProcess:
+    stdout, stderr = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 600, every: float = 0.5) -> object:
+    """Poll `condition` until it is truthy; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    pytest.fail(f"timed out waiting for {what}")

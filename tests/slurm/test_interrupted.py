@@ -1,0 +1,119 @@
+"""Runs stopped by SLURM continue from their last checkpoint and end as if never stopped.
+
+A time limit (submitit catches SLURM's warning signal, requeues the job, and the run resumes
+with `trainer.resume=true`) and a preemption (`scontrol requeue`: SLURM kills the job and
+queues it again). Each run is compared with the same run done locally without interruption,
+started at the same moment on the node's other core.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+from helpers import builtin_release, predictions, runs
+from slurm_helpers import ON_SLURM, THREADS, finish, start_train, wait_for
+
+from stability.core.jobrecord import read_job_record
+from stability.core.runrecord import RunDir
+
+# The built-in English training pairs repeated, so that an epoch takes seconds.
+REPEAT = 16
+# The limit: SLURM signals submitit signal_delay_s before it, or up to a minute earlier (seen:
+# 45-75 s into each start of the job). The run trains for longer than one start allows even
+# on an idle machine; a start trains for ~35 s or more, so it takes a few (max_num_timeout is
+# generous, for a busy machine).
+TIME_LIMITED_TRAINING_S = 100
+LIMIT = ["hydra.launcher.timeout_min=2", "hydra.launcher.signal_delay_s=45", "hydra.launcher.max_num_timeout=10"]
+PREEMPTED_TRAINING_S = 40
+_STARTED = "Starting with JobEnvironment"
+_EPOCH = re.compile(r"\] epoch (\d+): loss")
+
+
+@pytest.fixture(scope="module")
+def long_data(tmp_path_factory) -> Path:
+    root = builtin_release(tmp_path_factory.mktemp("data"), ["en"])
+    train = root / "RTE" / "train.jsonl"
+    train.write_text(train.read_text(encoding="utf-8") * REPEAT, encoding="utf-8")
+    return root
+
+
+def _args(data: Path, epochs: int, out: Path) -> list[str]:
+    return ["experiment=smoke", "data.source=files", f"data.root={data}", "seed=0", "trainer.resume=true",
+            f"trainer.max_epochs={epochs}", f"trainer.patience={epochs}", f"paths.output_dir={out}"]
+
+
+@pytest.fixture(scope="module")
+def epoch_seconds(long_data, tmp_path_factory, slurm_cluster) -> float:
+    """One epoch's wall time on this machine now, from a 3-epoch local run on one thread (as
+    the runs below get): they are sized from it, so that they outlive their limit on a fast
+    machine and do not take all day on a busy one."""
+    work = tmp_path_factory.mktemp("calibration")
+    result = finish(start_train(_args(long_data, 3, work / "out"), work, {**os.environ, **THREADS}))
+    assert result.returncode == 0, result.stderr
+    (name,) = runs(work / "out")
+    return statistics.mean(entry["seconds"] for entry in RunDir(work / "out" / name).read_train_log())
+
+
+def _job_logs(run: Path, stream: str) -> str:
+    """submitit's stdout or stderr log of the SLURM job that ran `run` (named in its job record)."""
+    job = read_job_record(run).slurm_job
+    sweep = next(folder for folder in run.parents if (folder / ".submitit").is_dir())
+    (log,) = (sweep / ".submitit" / job).glob(f"*_log.{stream}")
+    return log.read_text()
+
+
+def _attempts(job_log: str) -> list[list[int]]:
+    """The epochs each start of a SLURM job logged, from submitit's stdout log of the job."""
+    return [[int(n) for n in _EPOCH.findall(part)] for part in job_log.split(_STARTED)[1:]]
+
+
+def _run_both(data: Path, epochs: int, tmp_path: Path, env: dict[str, str], launcher: list[str]):
+    """The run on SLURM and the same run locally, started together; SLURM's process first."""
+    on_slurm = start_train([*_args(data, epochs, tmp_path / "slurm"), *ON_SLURM, *launcher], tmp_path, env)
+    local = start_train(_args(data, epochs, tmp_path / "local"), tmp_path, env)
+    return on_slurm, local
+
+
+def _assert_resumed_and_equal(tmp_path: Path, epochs: int, on_slurm, local) -> list[list[int]]:
+    done = finish(on_slurm)
+    assert done.returncode == 0, done.stderr
+    assert finish(local).returncode == 0
+    (name,) = runs(tmp_path / "slurm")
+    run = tmp_path / "slurm" / name
+    assert predictions(run) == predictions(tmp_path / "local" / name)
+    assert runs(tmp_path / "slurm")[name]["epochs_trained"] == epochs
+    assert [entry["epoch"] for entry in RunDir(run).read_train_log()] == list(range(1, epochs + 1))
+    job_log = _job_logs(run, "out")
+    attempts = _attempts(job_log)
+    assert len(attempts) >= 2, job_log
+    # every later start resumed after the epochs checkpointed before it: none began at epoch 1
+    assert attempts[0][0] == 1 and all(later[0] > 1 for later in attempts[1:] if later), attempts
+    assert attempts[-1][-1] == epochs
+    return attempts
+
+
+def test_run_past_its_time_limit_is_requeued_and_resumes(tmp_path, slurm_env, long_data, epoch_seconds):
+    epochs = max(20, math.ceil(TIME_LIMITED_TRAINING_S / epoch_seconds))
+    on_slurm, local = _run_both(long_data, epochs, tmp_path, slurm_env, LIMIT)
+    _assert_resumed_and_equal(tmp_path, epochs, on_slurm, local)
+    (name,) = runs(tmp_path / "slurm")
+    assert "this job is timed-out" in _job_logs(tmp_path / "slurm" / name, "err")
+
+
+def test_preempted_run_resumes(tmp_path, slurm_env, slurm_cluster, long_data, epoch_seconds):
+    epochs = max(10, math.ceil(PREEMPTED_TRAINING_S / epoch_seconds))
+    on_slurm, local = _run_both(long_data, epochs, tmp_path, slurm_env, [])
+
+    def checkpointed() -> Path | None:
+        found = [RunDir(log.parent) for log in (tmp_path / "slurm").rglob("train_log.jsonl")]
+        return found[0].path if found and found[0].checkpoint_path.is_file() else None
+
+    run = wait_for(checkpointed, "the first checkpoint of the SLURM run", timeout=300, every=0.2)
+    slurm_cluster.run("scontrol", "requeue", read_job_record(run).slurm_job)
+    attempts = _assert_resumed_and_equal(tmp_path, epochs, on_slurm, local)
+    assert len(attempts) == 2
+    assert "Bypassing signal SIGTERM" in _job_logs(run, "err")  # SLURM's kill, survived by the checkpoint

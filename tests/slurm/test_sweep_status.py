@@ -1,0 +1,61 @@
+"""One failing language on SLURM: the other runs finish, the end names each failed run; and
+`python -m stability.status` in the middle of it, with done, running, failed and queued runs."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import QUICK, builtin_release, runs
+from slurm_helpers import ON_SLURM, finish, start_train, wait_for
+
+from stability.core.jobrecord import read_job_record
+from stability.sweep.status import sweep_status
+
+VARIANT = "ep8_ntrain32_source-files"
+# one array task at a time, in the sweep's order: (seed 0, fr), (0, en), (1, fr), (1, en), ...;
+# 8 epochs, so that a run trains for a while
+SWEEP = [*QUICK, "trainer.max_epochs=8", "data.source=files", "seed=0..2", "lang=fr,en",
+         "hydra.launcher.array_parallelism=1"]
+
+
+def _status(sweep: Path, env: dict[str, str]) -> str:
+    result = subprocess.run([sys.executable, "-m", "stability.status", f"runs={sweep}"], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_status_mid_sweep_and_a_failing_language(tmp_path, slurm_env, slurm_cluster, monkeypatch, capsys):
+    monkeypatch.setenv("SLURM_CONF", slurm_cluster.env["SLURM_CONF"])  # squeue, for sweep_status here
+    root = builtin_release(tmp_path / "data", ["en", "fr"], broken="fr")
+    out = tmp_path / "outputs"
+    sweep = out / "smoke"
+    process = start_train([*SWEEP, f"data.root={root}", f"paths.output_dir={out}", *ON_SLURM], tmp_path, slurm_env)
+    fr, en = (f"{lang}/rte/{VARIANT}/seed{{}}" for lang in ("fr", "en"))
+
+    wait_for(lambda: read_job_record(sweep / en.format(1)), "seed 1's English run to start", timeout=900)
+    printed = _status(sweep, slurm_env)
+    status = sweep_status(sweep)
+    with capsys.disabled():
+        print(f"\n{printed}")
+    states = {run.run: run.state for run in status.runs}
+    assert states == {fr.format(0): "failed", en.format(0): "done", fr.format(1): "failed",
+                      en.format(1): "running", fr.format(2): "not started", en.format(2): "not started"}
+    details = {run.run: run.detail for run in status.runs}
+    job = read_job_record(sweep / en.format(1)).slurm_job
+    assert details[en.format(1)] == f"SLURM job {job} RUNNING on {slurm_cluster.host}"
+    assert details[fr.format(0)].startswith(f"error: {root}/French/TERRa/train_fr.jsonl:65: malformed JSON")
+    assert details[fr.format(2)] == f"SLURM job {job.split('_')[0]}_4 PENDING"  # queued, not started
+    assert printed.splitlines()[-1] == "done 1 · running 1 · failed 2 · interrupted 0 · not started 2"
+
+    ended = finish(process)
+    assert ended.returncode == 1
+    assert sorted(runs(out)) == [f"smoke/{en.format(seed)}" for seed in range(3)]
+    summary = ended.stderr.strip().splitlines()[-4:]
+    assert summary[0] == "3 of 6 jobs failed:"
+    for seed, row in enumerate(summary[1:]):
+        assert row.startswith(f"  {sweep / fr.format(seed)}: error: {root}/French/TERRa/train_fr.jsonl:65: "
+                              "malformed JSON")
+    assert _status(sweep, slurm_env).splitlines()[-1] == \
+        "done 3 · running 0 · failed 3 · interrupted 0 · not started 0"
