@@ -3,8 +3,8 @@
 `prepare` reads the inputs and checks every option against them before anything is
 written (a wrong path, CSV, compared setup or language pair is one line and exit status 2,
 and no report folder is left behind). The tables more than one section needs (seed
-statistics, the failed-run verdicts, the non-failed statistics) are computed once, on first
-use, and shared.
+statistics, the failed-run verdicts, the non-failed statistics, the bootstrap of a
+comparison) are computed once, on first use, and shared.
 """
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ import pandas as pd
 from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
+from stability.report.bootstrap import condition_deltas, language_deltas
 from stability.report.collect import DEGENERATE, Collected, collect
-from stability.report.compare import check_conditions
+from stability.report.compare import check_conditions, check_languages
 from stability.report.failed import FailedRule, failed_runs, without_failed
 from stability.report.stats import summary
+from stability.statistics.multiplicity import PairedDeltas
 from stability.statistics.seeds import category_stats
 
 
@@ -67,6 +69,24 @@ class Context:
         return None if self.failed.empty else summary(self.nonfailed_results)
 
     @cached_property
+    def compared_deltas(self) -> dict[str, PairedDeltas]:
+        """`compare=[A,B]`: per language the paired bootstrap of B − A (`bootstrap.condition_deltas`);
+        empty without compare, bootstrap or predictions."""
+        options = self.options
+        if not (options.compare and options.bootstrap and not self.predictions.empty):
+            return {}
+        return condition_deltas(self.predictions, *options.compare, options.bootstrap, options.random_state)
+
+    @cached_property
+    def language_deltas(self) -> dict[tuple[str, str], PairedDeltas]:
+        """`compare_langs=[A,B]`: per condition the paired bootstrap of B − A (`bootstrap.language_deltas`);
+        empty without compare_langs, bootstrap or predictions."""
+        options = self.options
+        if not (options.compare_langs and options.bootstrap and not self.predictions.empty):
+            return {}
+        return language_deltas(self.predictions, *options.compare_langs, options.bootstrap, options.random_state)
+
+    @cached_property
     def has_variants(self) -> bool:
         """Whether some run has a variant: report.md then shows a variant column."""
         return bool((self.all_results["variant"] != "").any())
@@ -90,6 +110,8 @@ def prepare(options: ReportSchema) -> Context:
         kept_results, predictions = without_failed(all_results, failed), without_failed(predictions, failed)
     if options.compare:
         check_conditions(kept_results, *options.compare)
+    if options.compare_langs:
+        check_languages(kept_results, *options.compare_langs)
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
     out = Path(options.out)
