@@ -35,6 +35,7 @@ class PlannedRun:
     experiment: str
     lang: str
     setup: str
+    variant: str
     seed: int
     n_train: int  # examples per epoch, the added MNLI pairs included (as in metrics.json)
     n_added: int
@@ -60,7 +61,8 @@ def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> 
             seed = int(cfg.seed)
         except ValueError:
             raise UserError(f"seed={cfg.seed!r} is not an integer", fix="use seed=N or seed=a..b") from None
-        runs.append(PlannedRun(cfg.experiment_name, cfg.lang.code, cfg.setup, seed, size.total, size.added,
+        runs.append(PlannedRun(cfg.experiment_name, cfg.lang.code, cfg.setup, str(cfg.variant), seed, size.total,
+                               size.added,
                                expected_epochs or int(cfg.trainer.max_epochs), size.origin))
     return runs
 
@@ -90,7 +92,7 @@ def _groups(runs: list[PlannedRun]) -> dict[tuple, list[PlannedRun]]:
     return groups
 
 
-def _table(rows: list[list[str]]) -> str:
+def text_table(rows: list[list[str]]) -> str:
     """Left-aligned text columns, right-aligned numbers; the first row is the header."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     numeric = [all(row[i][:1].isdigit() or not row[i] for row in rows[1:]) for i in range(len(widths))]
@@ -135,7 +137,7 @@ def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
         f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · setups "
         f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
         "",
-        _table(_rows(runs, samples_per_second)),
+        text_table(_rows(runs, samples_per_second)),
         "",
         f"training examples: {sum(r.n_train for r in runs):,} per epoch over all runs; examples/run = "
         f"the language's train split + added MNLI pairs, {sizes}",
@@ -153,3 +155,21 @@ def plan_json(runs: list[PlannedRun], samples_per_second: float | None) -> dict:
                    "samples_per_second": samples_per_second,
                    "gpu_hours": gpu_hours(total, samples_per_second) if samples_per_second else None},
     }
+
+
+def planned_seeds(runs: list[PlannedRun]) -> list[tuple[str, str, str, int]]:
+    """(lang, setup, variant, number of seeds) of every planned condition, in launch order."""
+    seeds: dict[tuple[str, str, str], set[int]] = {}
+    for run in runs:
+        seeds.setdefault((run.lang, run.setup, run.variant), set()).add(run.seed)
+    return [(*key, len(found)) for key, found in seeds.items()]
+
+
+def format_power(header: list[str], rows: list[list[str]], source: str, delta: float) -> str:
+    """The seeds-needed table of a planned sweep, under a line saying where σ came from."""
+    return "\n".join([
+        f"seeds: the σ of MCC measured in {source}, with the planned seeds (two-sided t-test, α = 0.05, power 0.8); "
+        f"MDE = the smallest ΔMCC detected; seeds for Δ = {delta:g} per condition",
+        "",
+        text_table([header, *rows]),
+    ])
