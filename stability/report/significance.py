@@ -34,6 +34,7 @@ LEVELS = ("fine", "coarse")
 ALPHA = 0.05
 DOMINANCE = 0.2     # ε_min below this: one side almost stochastically dominates (counted in report.md)
 _LISTED = 10        # cells listed under the summary, smallest BH-adjusted p first
+MIN_SEEDS = 2       # per side, for almost stochastic order
 
 
 def tests_table(deltas: dict, keys: Sequence[str], confidence: float) -> pd.DataFrame:
@@ -72,7 +73,8 @@ def with_dominance(tests: pd.DataFrame, scores: pd.DataFrame, keys: Sequence[str
 
     `scores` has one row per run and cell: the `keys`, `level`, `category`, `side` (the
     column naming the side, e.g. `condition` or `lang`) and `mcc`. Only cells with a
-    p-value are compared, so ε_min's Bonferroni family is the p-values' family.
+    p-value and at least two seeds on each side are compared (one seed is no distribution);
+    ε_min is Bonferroni-corrected over those cells.
     """
     if not wanted:
         extra = "" if aso_available() else f" with the optional extra (pip install 'nli-stability[{EXTRA}]')"
@@ -81,18 +83,18 @@ def with_dominance(tests: pd.DataFrame, scores: pd.DataFrame, keys: Sequence[str
         log.warning("%s; the report leaves it out", MISSING_NOTE)
         return Dominance(tests, MISSING_NOTE + ".")
     by = [*keys, "level", "category"]
-    tested = tests.loc[tests["p_two_sided"].notna(), by]
+    cells = scores.merge(tests.loc[tests["p_two_sided"].notna(), by], on=by)
+    cells = cells[cells.groupby([*by, side])["mcc"].transform("size") >= MIN_SEEDS]
     started = time.perf_counter()
-    aso = aso_table(scores.merge(tested, on=by), by, side, a, b, seed=seed, confidence=confidence,
-                    iterations=iterations)
+    aso = aso_table(cells, by, side, a, b, seed=seed, confidence=confidence, iterations=iterations)
     log.info("almost stochastic order of %d cells (%d iterations each) in %.1f s", len(aso), iterations,
              time.perf_counter() - started)
     table = tests.merge(aso, on=by, how="left")
     table = table.astype({column: "Int64" for column in ASO_COLUMNS if column.startswith("n_seeds")})
     note = (f"ε_min (almost stochastic order, deepsig, {iterations} bootstrap iterations, seeded by "
-            f"`random_state`): ε_min(B over A) near 0 means B's seed scores stochastically dominate A's, "
-            f"0.5 no order; Bonferroni over the {len(aso)} cells (each bound at level "
-            f"1 − {1 - confidence:g} / {len(aso)}).")
+            f"`random_state`): ε_min({b} over {a}) near 0 means {b}'s seed scores stochastically dominate "
+            f"{a}'s, 0.5 no order, 1 the reverse; for the {len(aso)} cells with at least {MIN_SEEDS} seeds on each side, "
+            f"Bonferroni over them (each bound at level 1 − {1 - confidence:g} / {len(aso)}).")
     return Dominance(table, note)
 
 
@@ -104,7 +106,7 @@ def family_text(tests: pd.DataFrame, keys: Sequence[str], what: str) -> str:
     return f"Holm and BH over the {cells} cells of {what}"
 
 
-def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], what: str, confidence: float, note: str) -> str:
+def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, confidence: float, note: str) -> str:
     """The body of a tests section: the corrected family, a row per `keys` value (cells tested,
     significant before and after adjustment, ε_min counts), then the cells with the smallest
     BH-adjusted p-values."""
@@ -117,17 +119,18 @@ def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], what: str, confiden
             cells += [int((tested[column] < DOMINANCE).sum()) for column in ("eps_min_b_over_a", "eps_min_a_over_b")]
         groups.append(cells)
     header = [*keys, "cells tested", f"p < {ALPHA:g}", f"Holm p < {ALPHA:g}", f"BH p < {ALPHA:g}"]
+    directions = [f"ε_min({b} over {a})", f"ε_min({a} over {b})"]
     if aso:
-        header += [f"ε_min(B over A) < {DOMINANCE:g}", f"ε_min(A over B) < {DOMINANCE:g}"]
+        header += [f"{direction} < {DOMINANCE:g}" for direction in directions]
     level = f"{confidence:.0%}"
     listed = tests[tests["p_two_sided"].notna()].sort_values(["p_bh", "p_two_sided"]).head(_LISTED)
     rows = [[*(getattr(r, key) for key in keys), r.level, r.category,
              f"{num(r.delta_mcc)} [{num(r.ci_low)}, {num(r.ci_high)}]", *(num(p, 4) for p in (r.p_two_sided, r.p_holm, r.p_bh)),
              *([num(r.eps_min_b_over_a), num(r.eps_min_a_over_b)] if aso else [])] for r in listed.itertuples()]
-    return (f"{family_text(tests, keys, what)} (every fine and coarse category with items is one cell; "
+    return (f"{family_text(tests, keys, f'{b} − {a}')} (every fine and coarse category with items is one cell; "
             "Holm controls the family-wise error rate, Benjamini–Hochberg the false discovery rate). "
             f"Δ with its {level} multi-bootstrap interval and the two-sided bootstrap p-value; every cell in the "
             f"CSV. {note}\n\n" + table(header, groups)
             + f"\nThe {len(listed)} cells with the smallest BH-adjusted p:\n\n"
             + table([*keys, "level", "category", f"ΔMCC [{level} CI]", "p", "p Holm", "p BH",
-                     *(["ε_min(B over A)", "ε_min(A over B)"] if aso else [])], rows))
+                     *(directions if aso else [])], rows))

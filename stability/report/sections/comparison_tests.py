@@ -24,5 +24,5 @@ def build(context: Context) -> Built | None:
                                confidence=options.confidence, seed=options.random_state)
     text = (f"## Tests: {b} − {a}\n\nPer (language, category): ΔMCC = {b} − {a} on the diagnostic items both "
             "conditions scored (paired over items, seeds drawn independently). "
-            + tests_markdown(dominance.table, ["lang"], f"{b} − {a}", options.confidence, dominance.note))
+            + tests_markdown(dominance.table, ["lang"], a, b, options.confidence, dominance.note))
     return Built(text, {"delta_tests.csv": dominance.table})

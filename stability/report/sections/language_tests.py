@@ -28,5 +28,5 @@ def build(context: Context) -> Built | None:
     text = (f"## Tests: {b} − {a}\n\nPer (condition, category): ΔMCC = {b} − {a} on the same setup and variant, "
             "on the diagnostic items both languages have (matched by `idx`: the same sentence pair translated; "
             "paired over items, each language's seeds drawn on their own). "
-            + tests_markdown(shown, ["condition"], f"{b} − {a}", options.confidence, dominance.note))
+            + tests_markdown(shown, ["condition"], a, b, options.confidence, dominance.note))
     return Built(text, {"lang_tests.csv": dominance.table})
