@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -70,21 +71,19 @@ class Context:
 
     @cached_property
     def compared_deltas(self) -> dict[str, PairedDeltas]:
-        """`compare=[A,B]`: per language the paired bootstrap of B − A (`bootstrap.condition_deltas`);
-        empty without compare, bootstrap or predictions."""
-        options = self.options
-        if not (options.compare and options.bootstrap and not self.predictions.empty):
-            return {}
-        return condition_deltas(self.predictions, *options.compare, options.bootstrap, options.random_state)
+        """`compare=[A,B]`: per language the paired bootstrap of B − A (`bootstrap.condition_deltas`)."""
+        return self._paired_bootstrap(self.options.compare, condition_deltas)
 
     @cached_property
     def language_deltas(self) -> dict[tuple[str, str], PairedDeltas]:
-        """`compare_langs=[A,B]`: per condition the paired bootstrap of B − A (`bootstrap.language_deltas`);
-        empty without compare_langs, bootstrap or predictions."""
-        options = self.options
-        if not (options.compare_langs and options.bootstrap and not self.predictions.empty):
+        """`compare_langs=[A,B]`: per condition the paired bootstrap of B − A (`bootstrap.language_deltas`)."""
+        return self._paired_bootstrap(self.options.compare_langs, language_deltas)
+
+    def _paired_bootstrap(self, pair: list[str] | None, deltas_of: Callable[..., dict]) -> dict:
+        """`deltas_of(predictions, A, B, samples, random_state)`; empty without the pair, bootstrap or predictions."""
+        if not (pair and self.options.bootstrap and not self.predictions.empty):
             return {}
-        return language_deltas(self.predictions, *options.compare_langs, options.bootstrap, options.random_state)
+        return deltas_of(self.predictions, *pair, self.options.bootstrap, self.options.random_state)
 
     @cached_property
     def has_variants(self) -> bool:

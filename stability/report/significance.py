@@ -106,7 +106,8 @@ def family_text(tests: pd.DataFrame, keys: Sequence[str], what: str) -> str:
     return f"Holm and BH over the {cells} cells of {what}"
 
 
-def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, confidence: float, note: str) -> str:
+def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, confidence: float, note: str,
+                   csv: str) -> str:
     """The body of a tests section: the corrected family, a row per `keys` value (cells tested,
     significant before and after adjustment, ε_min counts), then the cells with the smallest
     BH-adjusted p-values."""
@@ -129,8 +130,8 @@ def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, con
              *([num(r.eps_min_b_over_a), num(r.eps_min_a_over_b)] if aso else [])] for r in listed.itertuples()]
     return (f"{family_text(tests, keys, f'{b} − {a}')} (every fine and coarse category with items is one cell; "
             "Holm controls the family-wise error rate, Benjamini–Hochberg the false discovery rate). "
-            f"Δ with its {level} multi-bootstrap interval and the two-sided bootstrap p-value; every cell in the "
-            f"CSV. {note}\n\n" + table(header, groups)
+            f"Δ with its {level} multi-bootstrap interval and the two-sided bootstrap p-value; every cell in "
+            f"`{csv}`. {note}\n\n" + table(header, groups)
             + f"\nThe {len(listed)} cells with the smallest BH-adjusted p:\n\n"
             + table([*keys, "level", "category", f"ΔMCC [{level} CI]", "p", "p Holm", "p BH",
                      *(directions if aso else [])], rows))

@@ -8,6 +8,8 @@ from stability.report.section import Built
 from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
 from stability.statistics.seeds import condition_name
 
+FILE = "delta_tests.csv"
+
 
 def build(context: Context) -> Built | None:
     """delta_tests.csv; None without compare, bootstrap or predictions."""
@@ -24,5 +26,6 @@ def build(context: Context) -> Built | None:
                                confidence=options.confidence, seed=options.random_state)
     text = (f"## Tests: {b} − {a}\n\nPer (language, category): ΔMCC = {b} − {a} on the diagnostic items both "
             "conditions scored (paired over items, seeds drawn independently). "
-            + tests_markdown(dominance.table, ["lang"], a, b, options.confidence, dominance.note))
-    return Built(text, {"delta_tests.csv": dominance.table})
+            + tests_markdown(dominance.table, ["lang"], a, b, options.confidence,
+                             dominance.note, FILE))
+    return Built(text, {FILE: dominance.table})

@@ -8,6 +8,7 @@ from stability.report.section import Built
 from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
 from stability.statistics.seeds import condition_name
 
+FILE = "lang_tests.csv"
 KEYS = ["setup", "variant"]
 
 
@@ -28,5 +29,6 @@ def build(context: Context) -> Built | None:
     text = (f"## Tests: {b} − {a}\n\nPer (condition, category): ΔMCC = {b} − {a} on the same setup and variant, "
             "on the diagnostic items both languages have (matched by `idx`: the same sentence pair translated; "
             "paired over items, each language's seeds drawn on their own). "
-            + tests_markdown(shown, ["condition"], a, b, options.confidence, dominance.note))
-    return Built(text, {"lang_tests.csv": dominance.table})
+            + tests_markdown(shown, ["condition"], a, b, options.confidence,
+                             dominance.note, FILE))
+    return Built(text, {FILE: dominance.table})
