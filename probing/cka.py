@@ -13,9 +13,15 @@ fine-tuned seeds and between each seed and the pretrained encoder, it shows wher
 network seeds diverge.
 
 Inputs are the probing cache's per-layer features, (layers, n, d) float16 arrays
-(`probing.features`); they are centred and multiplied in float64, one block of rows at a
-time, so no float64 copy of a whole (n × d) layer is made (n ≈ 3000, d = 1536 costs two
-d × d float64 matrices). A constant representation has no similarity: NaN.
+(`probing.features`), centred and multiplied in float64. `linear_cka` works in feature space,
+one block of rows at a time, so no float64 copy of a whole (n × d) layer is made (n ≈ 3000,
+d = 1536 costs two d × d float64 matrices, ~3 s per call on one core). Comparing many
+representations of the *same* inputs (every seed pair, every layer pair) uses the kernel form
+instead, ‖Y_cᵀX_c‖_F² = ⟨X_c X_cᵀ, Y_c Y_cᵀ⟩_F: each representation's centred Gram matrix
+(n × n) is computed once, n²·d operations, and each pair then costs an n × n inner product
+rather than n·d² operations, which is what makes every pair of seeds at every layer affordable
+(`seed_cka_pairs`, `layer_cka_matrix`; memory: one n × n float64 matrix per representation held).
+A constant representation has no similarity: NaN.
 """
 from __future__ import annotations
 
@@ -47,6 +53,12 @@ def _cross_sq(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.sum(cross ** 2))
 
 
+def _gram(x: np.ndarray) -> np.ndarray:
+    """X_c X_cᵀ (n × n, float64) of an (n × d) representation, columns centred."""
+    centred = x.astype(np.float64) - x.mean(axis=0, dtype=np.float64)
+    return centred @ centred.T
+
+
 def _cka(cross_sq: float, self_x: float, self_y: float) -> float:
     """CKA from ‖Y_cᵀX_c‖_F² and the two ‖X_cᵀX_c‖_F² (NaN when either is constant)."""
     denominator = np.sqrt(self_x * self_y)
@@ -65,19 +77,27 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def layer_cka_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(layers_a, layers_b): CKA between every layer of `a` and every layer of `b`, both (layers, n, d)."""
+    """(layers_a, layers_b): CKA between every layer of `a` and every layer of `b`, both (layers, n, d).
+
+    The Gram matrices of `b`'s layers are held; `a`'s are made one at a time.
+    """
     _check_rows(a, b)
-    self_a = [_cross_sq(layer, layer) for layer in a]
-    self_b = [_cross_sq(layer, layer) for layer in b]
-    return np.array([[_cka(_cross_sq(la, lb), sa, sb) for lb, sb in zip(b, self_b)]
-                     for la, sa in zip(a, self_a)])
+    grams_b = [_gram(layer) for layer in b]
+    self_b = [np.vdot(gram, gram) for gram in grams_b]
+    rows = []
+    for layer in a:
+        gram = _gram(layer)
+        own = np.vdot(gram, gram)
+        rows.append([_cka(np.vdot(gram, other), own, other_self) for other, other_self in zip(grams_b, self_b)])
+    return np.array(rows)
 
 
 def seed_cka_pairs(seeds: Mapping[str, np.ndarray], pretrained: np.ndarray | None = None) -> pd.DataFrame:
     """CKA per layer between every pair of seeds, and between each seed and the pretrained encoder.
 
     `seeds` maps a seed's name to its (layers, n, d) features, `pretrained` (optional)
-    holds the encoder's before fine-tuning, on the same inputs. Columns: `layer` (0 =
+    holds the encoder's before fine-tuning, on the same inputs. Per layer, the Gram matrix of
+    every representation is made once and every pair read from those. Columns: `layer` (0 =
     embeddings); `seed_a`, `seed_b` (names; `seed_b` is "pretrained" for the encoder);
     `comparison` (seed_vs_seed or seed_vs_pretrained); `cka`.
     """
@@ -91,9 +111,9 @@ def seed_cka_pairs(seeds: Mapping[str, np.ndarray], pretrained: np.ndarray | Non
     n_layers = next(iter(named.values())).shape[0] if named else 0
     rows = []
     for layer in range(n_layers):
-        own = {name: _cross_sq(features[layer], features[layer]) for name, features in named.items()}
-        rows += [(layer, a, b, kind, _cka(_cross_sq(named[a][layer], named[b][layer]), own[a], own[b]))
-                 for a, b, kind in pairs]
+        grams = {name: _gram(features[layer]) for name, features in named.items()}
+        own = {name: np.vdot(gram, gram) for name, gram in grams.items()}
+        rows += [(layer, a, b, kind, _cka(np.vdot(grams[a], grams[b]), own[a], own[b])) for a, b, kind in pairs]
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 

@@ -1,4 +1,4 @@
-"""One PNG per task: probe accuracy against layer.
+"""One PNG per task: probe accuracy against layer; and the layer × layer CKA of one seed pair.
 
 The pretrained encoder is a solid blue line; each fine-tuned setup a solid line (the mean
 over seeds) with a band of ± one σ (ddof = 1); the control task of each (same colour) and
@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
 
 from stability.core.probetable import PRETRAINED  # noqa: E402
 from stability.statistics.figures import safe_name  # noqa: E402
@@ -62,6 +63,28 @@ def task_figure(rows: pd.DataFrame, task: str, title: str, out: Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     path = figure_path(out, task)
+    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+CKA_LAYERS_FIGURE = "probing_cka_layers.png"
+
+
+def cka_layers_figure(layers: pd.DataFrame, out: Path) -> Path:
+    """`probing_cka_layers.png`: linear CKA between every layer of one encoder (rows) and every
+    layer of another (columns), from probing_cka_layers.csv's rows."""
+    first = layers.iloc[0]
+    matrix = layers.pivot(index="layer_a", columns="layer_b", values="cka")
+    size = len(matrix)
+    fig, ax = plt.subplots(figsize=(2.4 + 0.55 * size, 1.8 + 0.5 * size))
+    sns.heatmap(matrix, ax=ax, vmin=0.0, vmax=1.0, cmap="viridis", annot=size <= 14, fmt=".2f",
+                annot_kws={"size": 7}, square=True, cbar_kws={"label": "linear CKA", "shrink": 0.7})
+    ax.invert_yaxis()
+    ax.set_xlabel(f"layer of {first.seed_b} (0 = embeddings)")
+    ax.set_ylabel(f"layer of {first.seed_a}")
+    ax.set_title(f"{first.model}: {first.seed_a} vs {first.seed_b}\nsimilarity of every pair of layers", fontsize=10)
+    path = out / CKA_LAYERS_FIGURE
     fig.savefig(path, dpi=_DPI, bbox_inches="tight")
     plt.close(fig)
     return path

@@ -1,5 +1,5 @@
-"""probing.md: what was probed on which data, per task a layer table beside its figure, and
-the seed stability of the fine-tuned probes."""
+"""probing.md: what was probed on which data, per task a layer table beside its figure, the
+seed stability of the fine-tuned probes, and the representation similarity (CKA) across seeds."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from probing.encoders import ProbePlan
+from probing.cka import SEED_VS_PRETRAINED, SEED_VS_SEED
 from probing.features import POOLING
+from probing.figures import CKA_LAYERS_FIGURE
 from probing.settings import ProbeSettings
+from probing.similarity import CKA_LAYER_FILE, CKA_PAIR_FILE, CKA_SUMMARY_FILE, Similarity
 from probing.tasks import TaskSet
 from stability.core.markdown import num, table
 from stability.core.probetable import PRETRAINED
@@ -33,6 +36,7 @@ class ProbingPage:
     seeds: pd.DataFrame              # probing_seeds.csv (empty without ≥ 1 fine-tuned setup)
     figures: list[Path]
     shares: dict[str, str]           # task -> share of positive pairs per split
+    similarity: Similarity | None    # CKA across seeds (None: probe.cka=false or no fine-tuned encoder)
 
 
 def _setup(page: ProbingPage) -> str:
@@ -113,15 +117,49 @@ def _task_section(page: ProbingPage, task: str, figure: Path) -> str:
             + table(header, body))
 
 
+def _similarity_section(found: Similarity, pair_features: str) -> str:
+    """Per fine-tuned model and layer: CKA between its seeds and against the pretrained encoder."""
+    text = ("## Representation similarity across seeds\n\nLinear CKA (Kornblith et al. 2019) between two "
+            f"encoders' pair representations ({_PAIR_FEATURES[pair_features]}) of the same {found.n_items} "
+            "diagnostic pairs, per layer: 1 = the same representation up to rotation and scale, lower = the "
+            "encoders encode the items differently. Seed vs seed: every pair of fine-tuned seeds; seed vs "
+            "pretrained: each seed against the encoder it started from. Mean ± σ over pairs (number of pairs); "
+            "every pair in `" + CKA_PAIR_FILE + "`. A layer where seed-vs-seed CKA drops is where the seeds "
+            "diverge.\n")
+    for model, part in found.summary.groupby("model", sort=False):
+        cells = part.set_index(["layer", "comparison"])
+        body = []
+        for layer in sorted(part["layer"].unique()):
+            row = [layer]
+            for comparison in (SEED_VS_SEED, SEED_VS_PRETRAINED):
+                if (layer, comparison) in cells.index:
+                    cell = cells.loc[(layer, comparison)]
+                    spread = "" if math.isnan(cell.cka_sd) else f" ± {num(cell.cka_sd)}"
+                    row.append(f"{num(cell.cka_mean)}{spread} ({int(cell.n_pairs)})")
+                else:
+                    row.append("–")
+            body.append(row)
+        text += f"\n### {model}\n\n" + table(["layer", "seed vs seed", "seed vs pretrained"], body)
+    first = found.layers.iloc[0]
+    text += (f"\nEvery layer of {first.model} {first.seed_a} against every layer of {first.seed_b} "
+             f"(`{CKA_LAYER_FILE}`):\n\n![CKA between layers]({CKA_LAYERS_FIGURE})\n")
+    return text
+
+
 def render(page: ProbingPage) -> str:
     """The whole page."""
     sections = [_setup(page)]
     sections += [_task_section(page, task, figure)
                  for task, figure in zip([t.name for t in page.tasks.tasks], page.figures)]
+    if page.similarity is not None:
+        sections.append(_similarity_section(page.similarity, page.settings.pair_features))
     sections.append("## Files\n\n- `probing.csv`: one row per (model, seed, task, layer)\n"
                     "- `probing_ci.csv`: the bootstrap interval of every accuracy\n"
                     + ("- `probing_seeds.csv`: per fine-tuned setup, task and layer: mean ± σ over seeds, "
                        "interval of the mean, layer-profile correlation between seeds\n"
                        if not page.seeds.empty else "")
+                    + (f"- `{CKA_SUMMARY_FILE}`, `{CKA_PAIR_FILE}`, `{CKA_LAYER_FILE}`, `{CKA_LAYERS_FIGURE}`: "
+                       "linear CKA across seeds (mean ± σ per layer, every pair, one pair's layer × layer matrix)\n"
+                       if page.similarity is not None else "")
                     + "".join(f"- `{figure.name}`\n" for figure in page.figures))
     return "\n".join(sections)

@@ -5,7 +5,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from probing.probe import ProbeScores, probe_kfold, probe_with_heldout
 from probing.seeds import prediction_key, probe_intervals, seed_stability
 from probing.recorded import recorded_runs
 from probing.settings import ProbeSettings, probe_settings
+from probing.similarity import CKA_LAYER_FILE, CKA_PAIR_FILE, CKA_SUMMARY_FILE, Similarity, cka_rows, similarity
 from probing.tasks import Task, TaskSet, annotator_tasks, gold_tasks
 from stability.core.atomic import atomic_path, atomic_write_text
 from stability.core.errors import UserError
@@ -78,9 +79,19 @@ def _labels(inputs: ProbeInputs) -> dict[str, np.ndarray]:
             for split in inputs.examples}
 
 
-def probe_encoder(spec: EncoderSpec, inputs: ProbeInputs, settings: ProbeSettings, cache_dir: Path
-                  ) -> ProbeScores:
-    """Features of every split (cached), then all probes of this encoder."""
+@dataclass(frozen=True)
+class Probed:
+    """One encoder's probe scores, and its scored split's features on the CKA rows (float16;
+    None with probe.cka=false)."""
+
+    scores: ProbeScores
+    cka_features: np.ndarray | None
+
+
+def probe_encoder(spec: EncoderSpec, inputs: ProbeInputs, settings: ProbeSettings, cache_dir: Path,
+                  cka_rows: np.ndarray) -> Probed:
+    """Features of every split (cached), then all probes of this encoder; the scored split's
+    features on `cka_rows` are kept for CKA."""
     model, tokenizer = load_encoder(spec)
     key = encoder_fingerprint(model, tokenizer)
     features = {}
@@ -99,7 +110,7 @@ def probe_encoder(spec: EncoderSpec, inputs: ProbeInputs, settings: ProbeSetting
         scores = probe_with_heldout(features, labels, settings.fit)
     log.info("[%s] probes of %d tasks × %d layers (and their controls) fitted in %.1f s", spec.label,
              len(inputs.tasks.tasks), scores.test_acc.shape[1], time.perf_counter() - started)
-    return scores
+    return Probed(scores, features["test"][:, cka_rows].astype(np.float16) if settings.cka else None)
 
 
 def table_rows(spec: EncoderSpec, scores: ProbeScores, control: ProbeScores, task_names: list[str]
@@ -137,9 +148,28 @@ def probe_plan(cfg: DictConfig, task_overrides: Sequence[str]) -> tuple[DictConf
     return recorded.cfg, plan_from_runs(recorded.runs, recorded.cfg.model, seed)
 
 
+def seed_similarity(plan: ProbePlan, probed: Callable[[EncoderSpec], Probed], out: Path) -> Similarity | None:
+    """CKA across the fine-tuned seeds and against the pretrained encoder: its three CSVs and the
+    layer × layer figure in `out`; None without fine-tuned encoders."""
+    tuned: dict[str, dict[int, np.ndarray]] = {}
+    for spec in plan.fine_tuned:
+        tuned.setdefault(spec.model, {})[int(spec.seed)] = probed(spec).cka_features
+    started = time.perf_counter()
+    found = similarity(tuned, probed(plan.pretrained).cka_features)
+    if found is None:
+        return None
+    log.info("linear CKA of %d seed pairs and one layer × layer matrix on %d items in %.1f s",
+             len(found.pairs), found.n_items, time.perf_counter() - started)
+    for table, name in ((found.summary, CKA_SUMMARY_FILE), (found.pairs, CKA_PAIR_FILE),
+                        (found.layers, CKA_LAYER_FILE)):
+        _write_csv(table, out / name)
+    figures.cka_layers_figure(found.layers, out)
+    return found
+
+
 def run_probing(cfg: DictConfig, plan: ProbePlan) -> Path:
     """Probe every encoder of the plan and write probing.csv, probing_ci.csv, probing_seeds.csv,
-    one PNG per task and probing.md into `cfg.out`; returns that folder."""
+    one PNG per task, the CKA tables and figure, and probing.md into `cfg.out`; returns that folder."""
     settings = probe_settings(cfg)
     check_available(plan.pretrained)
     inputs = probe_inputs(cfg, settings)
@@ -147,18 +177,19 @@ def run_probing(cfg: DictConfig, plan: ProbePlan) -> Path:
         log.warning("%s", note)
     task_names = [task.name for task in inputs.tasks.tasks]
     cache_dir = Path(str(cfg.paths.cache_dir)).expanduser()
-    done: dict[tuple[str, int | None], ProbeScores] = {}
+    rows_for_cka = cka_rows(len(inputs.examples["test"]), settings.cka_items, settings.fit.seed)
+    done: dict[tuple[str, int | None], Probed] = {}
 
-    def scores_of(spec: EncoderSpec) -> ProbeScores:
+    def probed(spec: EncoderSpec) -> Probed:
         # model=tiny: the pretrained row *is* the random initialisation; probe it once
         if (spec.source, spec.init_seed) not in done:
-            done[(spec.source, spec.init_seed)] = probe_encoder(spec, inputs, settings, cache_dir)
+            done[(spec.source, spec.init_seed)] = probe_encoder(spec, inputs, settings, cache_dir, rows_for_cka)
         return done[(spec.source, spec.init_seed)]
 
-    control = scores_of(plan.random_init)
+    control = probed(plan.random_init).scores
     tables, predictions = [], {}
     for spec in [plan.pretrained, *plan.fine_tuned]:
-        table, preds = table_rows(spec, scores_of(spec), control, task_names)
+        table, preds = table_rows(spec, probed(spec).scores, control, task_names)
         tables.append(table)
         predictions.update(preds)
     rows = pd.concat(tables, ignore_index=True)
@@ -175,10 +206,11 @@ def run_probing(cfg: DictConfig, plan: ProbePlan) -> Path:
     shares = {task.name: positive_shares(task, inputs.describe) for task in inputs.tasks.tasks}
     pictures = [figures.task_figure(rows, task, f"{cfg.lang.code} · {plan.display_name} · positive pairs: "
                                                 f"{shares[task]}", out) for task in task_names]
+    similar = seed_similarity(plan, probed, out) if settings.cka else None
     page = markdown.render(markdown.ProbingPage(
         lang=cfg.lang.code, plan=plan, settings=settings, inputs=inputs.describe, n_examples={
             split: len(examples) for split, examples in inputs.examples.items()},
         tasks=inputs.tasks, rows=rows, intervals=intervals, seeds=seeds, figures=pictures,
-        shares=shares))
+        shares=shares, similarity=similar))
     atomic_write_text(out / "probing.md", page)
     return out

@@ -23,6 +23,8 @@ class ProbeSettings:
     bootstrap: int
     confidence: float
     fit: FitSettings
+    cka: bool
+    cka_items: int | None
 
     @property
     def device(self) -> torch.device:
@@ -39,4 +41,5 @@ def probe_settings(cfg: DictConfig) -> ProbeSettings:
         max_length=int(cfg.data.max_length), bootstrap=options.bootstrap, confidence=options.confidence,
         fit=FitSettings.of(list(options.l2), max_iter=options.max_iter, tol=options.tol, seed=options.seed,
                            device=device),
+        cka=options.cka, cka_items=options.cka_items,
     )

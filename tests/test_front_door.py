@@ -25,6 +25,7 @@ def front_door(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.Com
     """`nli-stability ARGS` (the console script's function, run as `python -m stability.cli`)."""
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "HF_HUB_OFFLINE": "1"}
     env.pop("NLI_STABILITY_TRACEBACK", None)
+    env.pop("USER", None)       # as in CI: Hydra's help fills $NAME from the environment, so a bare $USER fails
     return subprocess.run([sys.executable, "-m", "stability.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 

@@ -1,9 +1,13 @@
 """Multi-bootstrap confidence intervals of the report: per (lang, setup, variant, category), and
-for the difference between two conditions (docs/design.md, "Metrics").
+for the difference between two conditions or two languages (docs/design.md, "Metrics").
 
 The resampling itself (seeds and items together, any score of the confusion counts) is
-`stability.statistics.bootstrap`; this module arranges the runs' predictions into its item
-matrices and the intervals into the report's tables.
+`stability.statistics.bootstrap`, and the paired replicates of a difference
+`stability.statistics.multiplicity.paired_delta_replicates`; this module arranges the runs'
+predictions into item matrices and the replicates into the report's tables. A comparison's
+replicates cover the fine categories, `overall` and the coarse categories at once
+(`TESTED_CATEGORIES`), so `bootstrap_deltas.csv` and the tests of `delta_tests.csv` read the
+same bootstrap samples.
 """
 from __future__ import annotations
 
@@ -11,34 +15,38 @@ import numpy as np
 import pandas as pd
 
 from stability.core.metrics import mcc_from_counts
-from stability.core.taxonomy import FINE_CATEGORIES
+from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
 from stability.report.collect import OVERALL
 from stability.report.compare import Condition
 from stability.statistics.bootstrap import (
     ItemMatrix,
     Score,
     bootstrap_samples,
-    draw_counts,
     p_at_or_below_zero,
     percentile_interval,
     point_estimate,
-    resampled_scores,
 )
-from stability.statistics.membership import fine_membership
+from stability.statistics.membership import coarse_membership, fine_membership
+from stability.statistics.multiplicity import PairedDeltas, paired_delta_replicates
 from stability.statistics.seeds import GROUP_KEY
 
 # The 33 fine categories, then all items (the overall MCC).
 CI_CATEGORIES: tuple[str, ...] = FINE_CATEGORIES + (OVERALL,)
+# The columns of `item_matrix(..., coarse=True)`: the same, then the 4 coarse categories.
+TESTED_CATEGORIES: tuple[str, ...] = CI_CATEGORIES + COARSE_CATEGORIES
 CI_COLUMNS = ["lang", "setup", "variant", "category", "estimate", "ci_low", "ci_high", "n_seeds", "n_items"]
 DELTA_CI_COLUMNS = ["lang", "category", "delta_mcc", "ci_low", "ci_high", "p_delta_le_0",
                     "n_items"]
 
 
-def item_matrix(group: pd.DataFrame) -> ItemMatrix:
-    """Arrays of one (lang, setup, variant), keeping the items every seed predicted."""
+def item_matrix(group: pd.DataFrame, coarse: bool = False) -> ItemMatrix:
+    """Arrays of one (lang, setup, variant), keeping the items every seed predicted; score groups
+    `CI_CATEGORIES`, or `TESTED_CATEGORIES` with `coarse`."""
     preds = group.pivot(index="idx", columns="seed", values="pred").dropna()
     items = group.drop_duplicates("idx").set_index("idx").loc[preds.index]
-    membership = np.column_stack([fine_membership(items["categories"]), np.ones(len(items), bool)])
+    fine = fine_membership(items["categories"])
+    columns = [fine, np.ones((len(items), 1), bool)] + ([coarse_membership(fine)] if coarse else [])
+    membership = np.column_stack(columns)
     return ItemMatrix(preds.index.to_numpy(), items["label"].to_numpy(np.int64),
                       preds.to_numpy(np.int64).T, membership)
 
@@ -59,34 +67,69 @@ def bootstrap_ci(predictions: pd.DataFrame, n_boot: int, confidence: float,
     return pd.concat(frames, ignore_index=True)[CI_COLUMNS]
 
 
-def bootstrap_deltas(predictions: pd.DataFrame, condition_a: str, condition_b: str, n_boot: int,
-                     confidence: float, random_state: int, score: Score = mcc_from_counts) -> pd.DataFrame:
-    """Per (lang, category): ΔMCC = B − A with an interval and the one-sided p-value P(Δ ≤ 0).
+def condition_deltas(predictions: pd.DataFrame, condition_a: str, condition_b: str, n_boot: int,
+                     random_state: int, score: Score = mcc_from_counts) -> dict[str, PairedDeltas]:
+    """Per language: Δ = B − A over `TESTED_CATEGORIES` with its multi-bootstrap replicates.
 
-    A and B are conditions, `setup` or `setup/variant` (`Condition`). Both are scored on the
-    same drawn items (paired over items); their seeds are drawn independently, since runs of
-    different conditions are independent.
+    A and B are conditions, `setup` or `setup/variant` (`Condition`), scored on the same drawn
+    items (paired over items); their seeds are drawn independently, since runs of different
+    conditions are independent. Languages without both conditions or without a shared item
+    are left out.
     """
     keys = [Condition.parse(condition).key for condition in (condition_a, condition_b)]
     rng = np.random.default_rng(random_state)
-    frames = []
+    deltas = {}
     for lang, group in predictions.groupby("lang", sort=True):
         by_condition = dict(tuple(group.groupby(["setup", "variant"])))
-        if not all(key in by_condition for key in keys):
-            continue
-        a, b = (item_matrix(by_condition[key]) for key in keys)
-        shared = np.intersect1d(a.idx, b.idx)
-        if shared.size == 0:
-            continue
-        a, b = a.select(shared), b.select(shared)
-        items = draw_counts(rng, n_boot, len(shared))
-        deltas = (resampled_scores(items, draw_counts(rng, n_boot, len(b.preds)), b, score)
-                  - resampled_scores(items, draw_counts(rng, n_boot, len(a.preds)), a, score))
-        low, high = percentile_interval(deltas, confidence)
+        if all(key in by_condition for key in keys):
+            _add_paired(deltas, lang, rng, n_boot, *(by_condition[key] for key in keys), score)
+    return deltas
+
+
+def language_deltas(predictions: pd.DataFrame, lang_a: str, lang_b: str, n_boot: int, random_state: int,
+                    score: Score = mcc_from_counts) -> dict[tuple[str, str], PairedDeltas]:
+    """Per condition (setup, variant): Δ = language B − language A over `TESTED_CATEGORIES`.
+
+    The translated diagnostic sets share `idx`, so the items are paired: one bootstrap
+    sample draws the same items in both languages, each language's seeds on their own.
+    """
+    rng = np.random.default_rng(random_state)
+    deltas = {}
+    for key, group in predictions.groupby(["setup", "variant"], sort=True):
+        by_lang = dict(tuple(group.groupby("lang")))
+        if lang_a in by_lang and lang_b in by_lang:
+            _add_paired(deltas, key, rng, n_boot, by_lang[lang_a], by_lang[lang_b], score)
+    return deltas
+
+
+def _add_paired(deltas: dict, key: object, rng: np.random.Generator, n_boot: int, a: pd.DataFrame,
+                b: pd.DataFrame, score: Score) -> None:
+    try:
+        deltas[key] = paired_delta_replicates(rng, n_boot, item_matrix(a, coarse=True), item_matrix(b, coarse=True),
+                                              score)
+    except ValueError:
+        pass   # the two sides share no item: nothing to compare
+
+
+def delta_ci_table(deltas: dict[str, PairedDeltas], confidence: float) -> pd.DataFrame:
+    """bootstrap_deltas.csv from `condition_deltas`: per (lang, category or overall) ΔMCC, its
+    interval and the one-sided p-value P(Δ ≤ 0)."""
+    n = len(CI_CATEGORIES)
+    frames = []
+    for lang, paired in deltas.items():
+        replicates = paired.replicates[:, :n]
+        low, high = percentile_interval(replicates, confidence)
         frames.append(pd.DataFrame({
-            "lang": lang, "category": CI_CATEGORIES, "delta_mcc": point_estimate(b, score) - point_estimate(a, score),
-            "ci_low": low, "ci_high": high, "p_delta_le_0": p_at_or_below_zero(deltas),
-            "n_items": a.membership.sum(axis=0).astype(int),
+            "lang": lang, "category": CI_CATEGORIES, "delta_mcc": paired.estimate[:n], "ci_low": low,
+            "ci_high": high, "p_delta_le_0": p_at_or_below_zero(replicates), "n_items": paired.n_items[:n],
         }))
     return pd.concat(frames, ignore_index=True)[DELTA_CI_COLUMNS] if frames \
         else pd.DataFrame(columns=DELTA_CI_COLUMNS)
+
+
+def bootstrap_deltas(predictions: pd.DataFrame, condition_a: str, condition_b: str, n_boot: int,
+                     confidence: float, random_state: int, score: Score = mcc_from_counts) -> pd.DataFrame:
+    """Per (lang, category): ΔMCC = B − A with an interval and the one-sided p-value P(Δ ≤ 0)
+    (`condition_deltas`, then `delta_ci_table`)."""
+    return delta_ci_table(condition_deltas(predictions, condition_a, condition_b, n_boot, random_state, score),
+                          confidence)

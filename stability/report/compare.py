@@ -66,6 +66,18 @@ def check_conditions(results: pd.DataFrame, condition_a: str, condition_b: str) 
                         fix="compare conditions trained on the same language")
 
 
+def check_languages(results: pd.DataFrame, lang_a: str, lang_b: str) -> None:
+    """Fail early when a compared language is absent or the two share no condition."""
+    conditions = results.groupby("lang")[["setup", "variant"]].apply(lambda part: set(part.itertuples(index=False)))
+    for lang in (lang_a, lang_b):
+        if lang not in conditions.index:
+            raise UserError(f"compare_langs: no runs of {lang!r} in the results",
+                            fix=f"choose among {', '.join(conditions.index)}")
+    if not conditions[lang_a] & conditions[lang_b]:
+        raise UserError(f"compare_langs: {lang_a!r} and {lang_b!r} share no condition (setup and variant)",
+                        fix="compare languages trained under the same setup")
+
+
 def setup_deltas(stats: pd.DataFrame, condition_a: str, condition_b: str) -> pd.DataFrame:
     """ΔMCC = mean_B − mean_A and Δσ = σ_B − σ_A per (lang, category) present in both conditions."""
     keys = ["lang", "category", "coarse"]

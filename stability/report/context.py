@@ -3,24 +3,27 @@
 `prepare` reads the inputs and checks every option against them before anything is
 written (a wrong path, CSV, compared setup or language pair is one line and exit status 2,
 and no report folder is left behind). The tables more than one section needs (seed
-statistics, the failed-run verdicts, the non-failed statistics) are computed once, on first
-use, and shared.
+statistics, the failed-run verdicts, the non-failed statistics, the bootstrap of a
+comparison) are computed once, on first use, and shared.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
 from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
+from stability.report.bootstrap import condition_deltas, language_deltas
 from stability.report.collect import DEGENERATE, Collected, collect
-from stability.report.compare import check_conditions
+from stability.report.compare import check_conditions, check_languages
 from stability.report.failed import FailedRule, failed_runs, without_failed
 from stability.report.stats import summary
+from stability.statistics.multiplicity import PairedDeltas
 from stability.statistics.seeds import category_stats
 
 
@@ -67,6 +70,22 @@ class Context:
         return None if self.failed.empty else summary(self.nonfailed_results)
 
     @cached_property
+    def compared_deltas(self) -> dict[str, PairedDeltas]:
+        """`compare=[A,B]`: per language the paired bootstrap of B − A (`bootstrap.condition_deltas`)."""
+        return self._paired_bootstrap(self.options.compare, condition_deltas)
+
+    @cached_property
+    def language_deltas(self) -> dict[tuple[str, str], PairedDeltas]:
+        """`compare_langs=[A,B]`: per condition the paired bootstrap of B − A (`bootstrap.language_deltas`)."""
+        return self._paired_bootstrap(self.options.compare_langs, language_deltas)
+
+    def _paired_bootstrap(self, pair: list[str] | None, deltas_of: Callable[..., dict]) -> dict:
+        """`deltas_of(predictions, A, B, samples, random_state)`; empty without the pair, bootstrap or predictions."""
+        if not (pair and self.options.bootstrap and not self.predictions.empty):
+            return {}
+        return deltas_of(self.predictions, *pair, self.options.bootstrap, self.options.random_state)
+
+    @cached_property
     def has_variants(self) -> bool:
         """Whether some run has a variant: report.md then shows a variant column."""
         return bool((self.all_results["variant"] != "").any())
@@ -90,6 +109,8 @@ def prepare(options: ReportSchema) -> Context:
         kept_results, predictions = without_failed(all_results, failed), without_failed(predictions, failed)
     if options.compare:
         check_conditions(kept_results, *options.compare)
+    if options.compare_langs:
+        check_languages(kept_results, *options.compare_langs)
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
     out = Path(options.out)

@@ -1,5 +1,6 @@
 """PNG figures of the report beyond the seed heat map: language and delta heat maps, data-size
-curves, cross-lingual κ maps and consistency bars.
+curves, cross-lingual κ maps and consistency bars, variance shares of seed grids, and
+expected-maximum curves.
 
 They share the seed heat map's drawing (`stability.statistics.figures`): one diverging scale
 centred on 0, categories in canonical order down the y axis, undefined cells in grey.
@@ -16,7 +17,10 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from stability.core.taxonomy import FINE_CATEGORIES  # noqa: E402
+from stability.report.collect import OVERALL  # noqa: E402
 from stability.statistics.figures import (  # noqa: E402
     CMAP,
     UNDEFINED_TEXT,
@@ -155,3 +159,64 @@ def consistency_bars(by_category: pd.DataFrame, key: tuple[str, str], pair: tupl
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
     return save_figure(fig, out / f"consistency_{safe_name(condition)}_{safe_name(lang_a)}_{safe_name(lang_b)}.png")
+
+
+_SOURCES = (("init", "seed_init (initialisation)", "#4c72b0"), ("order", "seed_order (data order)", "#dd8452"),
+            ("residual", "residual (interaction and noise)", "#b0b0b0"))
+
+
+def variance_shares_plot(table: pd.DataFrame, out: Path) -> Path:
+    """Per grid (lang, setup, family, seed), one panel of stacked horizontal bars: the shares of
+    the MCC's sum of squares from seed_init, seed_order and the residual, for the overall MCC and
+    every fine category: `variance_sources.png`."""
+    rows = table[table["level"].isin(["all", "fine"])]
+    groups = list(rows.groupby(["lang", "setup", "family", "seed"], sort=True))
+    present = set(rows["category"])
+    order = [OVERALL, *(name for name in FINE_CATEGORIES if name in present)]
+    fig, axes = plt.subplots(1, len(groups), figsize=(3.6 + 3.2 * len(groups), 1.8 + 0.28 * len(order)),
+                             squeeze=False, sharey=True)
+    y = np.arange(len(order))
+    for ax, ((lang, setup, family, seed), group) in zip(axes[0], groups):
+        shares = group.set_index("category").reindex(order)
+        left = np.zeros(len(order))
+        for source, label, colour in _SOURCES:
+            values = shares[f"share_{source}"].fillna(0.0).to_numpy()
+            ax.barh(y, values, left=left, color=colour, label=label, height=0.8)
+            left += values
+        for row in np.flatnonzero(shares["share_init"].isna().to_numpy()):
+            ax.text(0.02, row, f"{UNDEFINED_TEXT} (MCC equal in every run)", va="center", size=7, color="#555555")
+        for row in coarse_starts(order[1:]):
+            ax.axhline(row + 0.5, color="black", linewidth=0.8)   # order[1:] starts at y = 1
+        ax.axhline(0.5, color="black", linewidth=1.2)
+        grid = f"{int(group['n_init'].iloc[0])} × {int(group['n_order'].iloc[0])}"
+        ax.set_title(f"{lang} · {condition_name(setup, family)} · seed {seed}\n{grid} seed_init × seed_order grid",
+                     fontsize=9)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of the sum of squares")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0, 0].set_yticks(y, order)
+    axes[0, 0].invert_yaxis()
+    axes[0, -1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("Where the seed variance of MCC comes from (two-way ANOVA without replication)", fontsize=10)
+    return save_figure(fig, out / "variance_sources.png")
+
+
+def expected_max_plot(curves: pd.DataFrame, out: Path) -> Path:
+    """Per language: the expected best validation accuracy over n runs and the expected overall
+    MCC of the run it selects, a line per condition: `expected_max.png`."""
+    langs = sorted(curves["lang"].unique())
+    fig, axes = plt.subplots(len(langs), 2, figsize=(11, 3.2 * len(langs)), squeeze=False)
+    for row, lang in zip(axes, langs):
+        for (setup, variant), line in curves[curves["lang"] == lang].groupby(["setup", "variant"], sort=True):
+            label = condition_name(setup, variant)
+            row[0].plot(line["n"], line["expected_max_valid"], marker="o", label=label)
+            row[1].plot(line["n"], line["expected_selected_overall_mcc"], marker="s", label=label)
+        for ax, ylabel in zip(row, ["E[best validation accuracy]", "E[overall MCC of the selected run]"]):
+            ax.set_xlabel("runs n (best of n by validation accuracy)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(lang)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    fig.suptitle("Expected maximum over n runs (closed form over the runs' empirical distribution)", fontsize=10)
+    return save_figure(fig, out / "expected_max.png")

@@ -27,11 +27,13 @@ statistics never do: a ValueError.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from statsmodels.formula.api import ols
+from statsmodels.tools.sm_exceptions import ValueWarning
 from statsmodels.stats.anova import anova_lm
 
 VARIANCE_COLUMNS = ["n_init", "n_order", "ss_init", "ss_order", "ss_residual",
@@ -64,14 +66,20 @@ def variance_decomposition(grid: pd.DataFrame, value: str = "mcc", init: str = "
     out[["n_init", "n_order"]] = n_init, n_order
     if not is_full_grid(cells, "init", "order"):
         return out
-    anova = anova_lm(ols("y ~ C(init) + C(order)", data=cells).fit(), typ=2)
+    if cells["y"].nunique() == 1:   # equal values: nothing to decompose (and a fit of rounding noise)
+        out[[f"{kind}_{source}" for kind in ("ss", "var") for source in _TERMS]] = 0.0
+        return out
+    with warnings.catch_warnings():
+        # anova_lm also computes F tests, unused here, which divide by a zero residual of an exact fit
+        warnings.simplefilter("ignore", ValueWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        anova = anova_lm(ols("y ~ C(init) + C(order)", data=cells).fit(), typ=2)
     ss = {source: float(anova.loc[term, "sum_sq"]) for source, term in _TERMS.items()}
     ms = {source: ss[source] / float(anova.loc[term, "df"]) for source, term in _TERMS.items()}
     total = sum(ss.values())
-    varies = cells["y"].nunique() > 1   # equal values: the fit leaves only rounding noise
     for source in _TERMS:
         out[f"ss_{source}"] = ss[source]
-        out[f"share_{source}"] = ss[source] / total if varies else np.nan
+        out[f"share_{source}"] = ss[source] / total
     out["var_init"] = max(0.0, (ms["init"] - ms["residual"]) / n_order)
     out["var_order"] = max(0.0, (ms["order"] - ms["residual"]) / n_init)
     out["var_residual"] = ms["residual"]

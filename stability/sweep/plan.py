@@ -36,6 +36,7 @@ class PlannedRun:
     experiment: str
     lang: str
     setup: str
+    variant: str
     seed: int
     n_train: int  # examples per epoch, the added MNLI pairs included (as in metrics.json)
     n_added: int
@@ -58,9 +59,9 @@ def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> 
     for cfg in configs:
         settings = train_settings(without_hydra(cfg))
         size = train_size(settings)
-        runs.append(PlannedRun(settings.experiment_name, settings.lang.code, settings.setup, settings.seed,
-                               size.total, size.added, expected_epochs or settings.trainer.max_epochs,
-                               size.origin))
+        runs.append(PlannedRun(settings.experiment_name, settings.lang.code, settings.setup, settings.variant,
+                               settings.seed, size.total, size.added,
+                               expected_epochs or settings.trainer.max_epochs, size.origin))
     return runs
 
 
@@ -142,3 +143,21 @@ def plan_json(runs: list[PlannedRun], samples_per_second: float | None) -> dict:
                    "samples_per_second": samples_per_second,
                    "gpu_hours": gpu_hours(total, samples_per_second) if samples_per_second else None},
     }
+
+
+def planned_seeds(runs: list[PlannedRun]) -> list[tuple[str, str, str, int]]:
+    """(lang, setup, variant, number of seeds) of every planned condition, in launch order."""
+    seeds: dict[tuple[str, str, str], set[int]] = {}
+    for run in runs:
+        seeds.setdefault((run.lang, run.setup, run.variant), set()).add(run.seed)
+    return [(*key, len(found)) for key, found in seeds.items()]
+
+
+def format_power(header: list[str], rows: list[list[str]], source: str, delta: float) -> str:
+    """The seeds-needed table of a planned sweep, under a line saying where σ came from."""
+    return "\n".join([
+        f"seeds: the σ of MCC measured in {source}, with the planned seeds (two-sided t-test, α = 0.05, power 0.8); "
+        f"MDE = the smallest ΔMCC detected; seeds for Δ = {delta:g} per condition",
+        "",
+        text_table([header, *rows]),
+    ])

@@ -102,3 +102,31 @@ def test_seed_pairs_and_summary(rng):
     assert first_layer["seed0"] > first_layer["seed2"]
     # without the encoder: only seed pairs
     assert set(seed_cka_pairs(seeds)["comparison"]) == {"seed_vs_seed"}
+
+
+def test_similarity_tables_equal_linear_cka(rng):
+    from probing.similarity import CKA_LAYER_COLUMNS, CKA_PAIR_COLUMNS, CKA_SUMMARY_COLUMNS, cka_rows, similarity
+
+    rows = cka_rows(50, 30, seed=0)
+    assert len(rows) == 30 and (np.diff(rows) > 0).all() and (rows == cka_rows(50, 30, seed=0)).all()
+    assert (cka_rows(20, 30, seed=0) == np.arange(20)).all() and (cka_rows(20, None, seed=0) == np.arange(20)).all()
+    pretrained = rng.normal(size=(3, 50, 6))
+    seeds = {seed: (pretrained + 0.5 * rng.normal(size=pretrained.shape))[:, rows].astype(np.float16)
+             for seed in (0, 1, 2)}
+    found = similarity({"fine-tuned:rte": seeds}, pretrained[:, rows])
+    assert list(found.pairs.columns) == CKA_PAIR_COLUMNS and list(found.summary.columns) == CKA_SUMMARY_COLUMNS
+    assert len(found.pairs) == 3 * (3 + 3) and found.n_items == 30
+    for r in found.pairs.itertuples():
+        a = seeds[int(r.seed_a.removeprefix("seed"))][r.layer]
+        b = pretrained[r.layer, rows] if r.seed_b == PRETRAINED else seeds[int(r.seed_b.removeprefix("seed"))][r.layer]
+        assert r.cka == pytest.approx(linear_cka(a, b), rel=1e-10)
+    # the layer × layer matrix of the first two seeds
+    assert list(found.layers.columns) == CKA_LAYER_COLUMNS and len(found.layers) == 9
+    assert set(zip(found.layers["seed_a"], found.layers["seed_b"])) == {("seed0", "seed1")}
+    for r in found.layers.itertuples():
+        assert r.cka == pytest.approx(linear_cka(seeds[0][r.layer_a], seeds[1][r.layer_b]), rel=1e-10)
+    # one seed: its layers against the pretrained encoder's; no fine-tuned model: nothing
+    single = similarity({"fine-tuned:rte": {4: seeds[0]}}, pretrained[:, rows])
+    assert set(single.pairs["comparison"]) == {"seed_vs_pretrained"}
+    assert set(zip(single.layers["seed_a"], single.layers["seed_b"])) == {("seed4", PRETRAINED)}
+    assert similarity({}, pretrained) is None

@@ -4,14 +4,18 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
-from helpers import QUICK, train_cli
+from helpers import QUICK, QUICK_VARIANT, train_cli
 from probe_helpers import probe_cli
 
+from probing.cka import linear_cka
 from stability.core.probetable import PROBING_COLUMNS, read_probing_table
 
 TASKS = {"Logic", "Lexical Semantics", "Predicate-Argument Structure"}
+# the sweep below changes max_epochs, max_train_samples and max_eval_samples against the smoke preset
+TUNED = f"fine-tuned:rte/{QUICK_VARIANT.replace('ntrain32', 'ntrain64')}_neval60"
 
 
 @pytest.mark.slow
@@ -29,7 +33,7 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
     table = read_probing_table(folder / "probing.csv")
     encoders = table.assign(seed=table["seed"].astype("object").where(table["seed"].notna(), None))
     assert {(m, s) for m, s in zip(encoders["model"], encoders["seed"])} == \
-        {("pretrained", None), ("fine-tuned:rte", 0), ("fine-tuned:rte", 1)}
+        {("pretrained", None), (TUNED, 0), (TUNED, 1)}
     for _, rows in encoders.groupby(["model", encoders["seed"].astype(str)]):
         assert set(rows["task"]) == TASKS     # the tiny BERT: 2 layers + embeddings, every task
         assert sorted(rows["layer"]) == sorted([0, 1, 2] * 3)
@@ -39,14 +43,30 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
     # model=tiny has no pretrained weights: its pretrained row is the random initialisation
     pretrained = table[table["model"] == "pretrained"]
     assert (pretrained["test_acc"] == pretrained["random_init_acc"]).all()
-    figures = sorted(path.name for path in folder.glob("probing_*.png"))
+    figures = sorted(path.name for path in folder.glob("probing_*.png") if path.name != "probing_cka_layers.png")
     assert figures == ["probing_Lexical_Semantics.png", "probing_Logic.png",
                        "probing_Predicate-Argument_Structure.png"]
     page = (folder / "probing.md").read_text(encoding="utf-8")
-    assert all(f"]({name})" in page for name in figures) and "fine-tuned:rte (mean ± σ)" in page
+    assert all(f"]({name})" in page for name in figures) and f"{TUNED} (mean ± σ)" in page
     seeds = pd.read_csv(folder / "probing_seeds.csv")
     assert (seeds["n_seeds"] == 2).all() and len(seeds) == 9
     assert (folder / "probe.log").is_file() and (folder / ".hydra" / "config.yaml").is_file()
+    # CKA across seeds: each value is linear_cka of two encoders' cached features of the 60 scored pairs
+    pairs = pd.read_csv(folder / "probing_cka_pairs.csv")
+    assert len(pairs) == 3 * 3 and set(pairs["comparison"]) == {"seed_vs_seed", "seed_vs_pretrained"}
+    cached = []
+    for path in sorted((tmp_path / "cache" / "probing").glob("*.npz")):
+        with np.load(path) as saved:
+            if saved["u"].shape[1] == 60:
+                cached.append(np.concatenate([saved["u"], saved["v"]], axis=2))
+    for (_, a, b), rows in pairs.groupby(["model", "seed_a", "seed_b"]):
+        values = rows.sort_values("layer")["cka"].to_numpy()
+        candidates = [[linear_cka(x[layer], y[layer]) for layer in range(3)] for x in cached for y in cached]
+        assert any(np.allclose(values, candidate, rtol=1e-9) for candidate in candidates), (a, b)
+    summary = pd.read_csv(folder / "probing_cka.csv")
+    assert len(summary) == 3 * 2 and (folder / "probing_cka_layers.png").is_file()
+    assert len(pd.read_csv(folder / "probing_cka_layers.csv")) == 9
+    assert "## Representation similarity across seeds" in page and "probing_cka_layers.png" in page
 
     # other probe settings: every split of every encoder comes from the feature cache
     again = probe_cli([f"runs={out / 'smoke'}", "probe.pair_features=uv_diff_prod",
@@ -59,7 +79,7 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
                              "figures=false", f"out={tmp_path / 'report'}"], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     section = (tmp_path / "report" / "report.md").read_text(encoding="utf-8").split("## Probing")[1]
-    assert section.count("| fine-tuned:rte |") == 3 and section.count("| pretrained |") == 3
+    assert section.count(f"| {TUNED} |") == 3 and section.count("| pretrained |") == 3
 
 
 @pytest.mark.slow

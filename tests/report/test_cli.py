@@ -156,7 +156,9 @@ def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
                      "heatmap_languages_rte_mnli10000.png", "deltas_rte_vs_rte_mnli10000.png", "size_curve.png",
                      # fr and de share items: the cross-lingual consistency figures (κ map, bars of the one pair)
                      "kappa_rte.png", "kappa_rte_mnli10000.png", "consistency_rte_de_fr.png",
-                     "consistency_rte_mnli10000_de_fr.png"}
+                     "consistency_rte_mnli10000_de_fr.png",
+                     # three runs per (lang, setup) with a validation accuracy: the expected-maximum curves
+                     "expected_max.png"}
     report = (out / "report.md").read_text()
     assert all(f"({name})" in report for name in names)
 

@@ -28,7 +28,7 @@ def test_cancelled_sweep_rerun_runs_only_the_missing_runs(tmp_path, slurm_env, s
     cancelled = finish(first, timeout=300)  # the launcher sees the cancelled jobs without sacct
     assert cancelled.returncode == 1
     assert cancelled.stderr.strip().splitlines()[-1].startswith("error: Job ")
-    assert "python -m stability.status" in cancelled.stderr
+    assert "nli-stability status runs=" in cancelled.stderr
 
     finished = {name: _stamps(RunDir(out / name)) for name in runs(out)}
     assert 0 < len(finished) < 4

@@ -24,15 +24,19 @@ def _positive_finite(key: str, value: float | None) -> None:
 @dataclass
 class PlanOptions:
     """One run's measured throughput (GPU-hours need it), epochs per run instead of
-    trainer.max_epochs, and JSON instead of the table."""
+    trainer.max_epochs, JSON instead of the table, and a previous report whose seed σ tells
+    what the planned seeds can detect."""
 
     samples_per_second: Optional[float] = None
     expected_epochs: Optional[float] = None
     json: bool = False
+    power_from: Optional[str] = None
+    power_delta: float = 0.1
 
     def __post_init__(self) -> None:
         _positive_finite("plan.samples_per_second", self.samples_per_second)
         _positive_finite("plan.expected_epochs", self.expected_epochs)
+        _positive_finite("plan.power_delta", self.power_delta)
 
 
 @dataclass

@@ -36,7 +36,7 @@ def check_device(key: str, value: str) -> None:
 
 @dataclass
 class ProbeOptions:
-    """`probe.*`: labels, tasks, the L2 grid and the fit, the bootstrap and the device."""
+    """`probe.*`: labels, tasks, the L2 grid and the fit, the bootstrap, the device, and CKA across seeds."""
 
     labels: str = MISSING
     tasks: List[str] = MISSING
@@ -52,6 +52,8 @@ class ProbeOptions:
     bootstrap: int = MISSING
     confidence: float = MISSING
     device: str = MISSING
+    cka: bool = MISSING
+    cka_items: Optional[int] = MISSING
 
     def __post_init__(self) -> None:
         one_of("probe.labels", self.labels, LABEL_SOURCES)
@@ -72,6 +74,7 @@ class ProbeOptions:
         above("probe.confidence", self.confidence, 0)
         within("probe.confidence", self.confidence, 0, 1)
         check_device("probe.device", self.device)
+        at_least("probe.cka_items", self.cka_items, 3, optional=True)
 
 
 @dataclass

@@ -34,6 +34,10 @@ class ReportSchema:
     exclude_failed: bool = False
     consistency_pair: Optional[List[str]] = None
     dataqa: Any = None
+    compare_langs: Optional[List[str]] = None
+    aso: bool = False
+    aso_iterations: int = 100
+    power_delta: float = 0.1
 
     def __post_init__(self) -> None:
         self.runs = path_list("runs", self.runs)
@@ -46,10 +50,16 @@ class ReportSchema:
         within("confidence", self.confidence, 0, 1)
         at_least("flip_top", self.flip_top, 1)
         within("constant_share", self.constant_share, 0.5, 1, closed_high=True)
-        for key, example in (("compare", "compare=[rte,rte+mnli_all]"), ("consistency_pair", "consistency_pair=[fr,de]")):
+        at_least("aso_iterations", self.aso_iterations, 1)
+        above("power_delta", self.power_delta, 0)
+        for key, example in (("compare", "compare=[rte,rte+mnli_all]"), ("consistency_pair", "consistency_pair=[fr,de]"),
+                             ("compare_langs", "compare_langs=[fr,sv]")):
             value = getattr(self, key)
             if value is not None and len(value) != 2:
                 raise UserError(f"{key} needs exactly 2 entries, got {len(value)}", fix=f"pass e.g. {example}")
+        if self.compare_langs is not None and self.compare_langs[0] == self.compare_langs[1]:
+            raise UserError(f"compare_langs names {self.compare_langs[0]} twice",
+                            fix="pass two languages, e.g. compare_langs=[fr,sv]")
 
 
 def path_list(key: str, value: Any) -> list[str]:

@@ -4,8 +4,9 @@ and one entry in `SECTIONS`."""
 from __future__ import annotations
 
 from stability.report.section import Section
-from stability.report.sections import (agreement, categories, comparison, consistency, failed, inputs, intervals,
-                                       languages, probing, sizes, suites, summary)
+from stability.report.sections import (agreement, categories, comparison, comparison_tests, consistency,
+                                       expected_max, failed, inputs, intervals, language_tests, languages, probing,
+                                       seed_power, sizes, suites, summary, variance_sources)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
@@ -16,7 +17,12 @@ SECTIONS: tuple[Section, ...] = (
     agreement.build,
     intervals.build,
     comparison.build,
+    comparison_tests.build,
+    language_tests.build,
     sizes.build,
+    variance_sources.build,
+    expected_max.build,
+    seed_power.build,
     consistency.build,
     suites.build,
     probing.build,

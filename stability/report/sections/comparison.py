@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from stability.core.markdown import num, table
 from stability.report import figures
-from stability.report.bootstrap import bootstrap_deltas
+from stability.report.bootstrap import delta_ci_table
 from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
 from stability.report.context import Context
@@ -21,8 +21,7 @@ def build(context: Context) -> Built | None:
     tables = {"deltas.csv": deltas, "delta_shares.csv": shares}
     boot = None
     if options.bootstrap and not context.predictions.empty:
-        boot = tables["bootstrap_deltas.csv"] = bootstrap_deltas(
-            context.predictions, a, b, options.bootstrap, options.confidence, options.random_state)
+        boot = tables["bootstrap_deltas.csv"] = delta_ci_table(context.compared_deltas, options.confidence)
     drawn = [figures.delta_heatmaps(deltas, a, b, context.out)] if options.figures else []
     rows = [[r.lang, r.n_cells, f"{r.n_delta_mcc_above} ({num(r.share_delta_mcc_above, 2)})",
              f"{r.n_delta_std_below} ({num(r.share_delta_std_below, 2)})"] for r in shares.itertuples()]

@@ -1,0 +1,31 @@
+"""`## Tests: B − A`: per (language, category) of `compare=[A,B]`, the two-sided p-value adjusted
+over all cells of the comparison (Holm, BH) and, with `aso=true`, almost stochastic order."""
+from __future__ import annotations
+
+from stability.report.compare import Condition
+from stability.report.context import Context
+from stability.report.section import Built
+from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
+from stability.statistics.seeds import condition_name
+
+FILE = "delta_tests.csv"
+
+
+def build(context: Context) -> Built | None:
+    """delta_tests.csv; None without compare, bootstrap or predictions."""
+    if not context.compared_deltas:
+        return None
+    options = context.options
+    a, b = (str(Condition.parse(condition)) for condition in options.compare)
+    tests = tests_table(context.compared_deltas, ["lang"], options.confidence)
+    results = context.results
+    scores = results[results["level"].isin(LEVELS)]
+    scores = scores.assign(condition=[condition_name(*key) for key in zip(scores["setup"], scores["variant"])])
+    dominance = with_dominance(tests, scores[scores["condition"].isin([a, b])], ["lang"], "condition", a, b,
+                               wanted=options.aso, iterations=options.aso_iterations,
+                               confidence=options.confidence, seed=options.random_state)
+    text = (f"## Tests: {b} − {a}\n\nPer (language, category): ΔMCC = {b} − {a} on the diagnostic items both "
+            "conditions scored (paired over items, seeds drawn independently). "
+            + tests_markdown(dominance.table, ["lang"], a, b, options.confidence,
+                             dominance.note, FILE))
+    return Built(text, {FILE: dominance.table})
