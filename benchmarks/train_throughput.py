@@ -17,11 +17,10 @@ import numpy as np
 import torch
 from stability.core.config import compose_config
 from stability.core.schemas.train import train_settings
-from stability.core.fingerprints import tokenizer_fingerprint
 from stability.data.container import texts
-from stability.data.loading import load_run_data, load_run_datasets
+from stability.data.loading import load_run_datasets
 from stability.finetune.batching import collate, epoch_batches
-from stability.finetune.encoding import EncodedSplit, encode, encode_npz
+from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.modeling import build_model, load_tokenizer
 
 STATIC_LENGTH = 256
@@ -74,9 +73,7 @@ def main() -> None:
     settings = train_settings(compose_config(overrides))
     data = load_run_datasets(settings)
     tokenizer = load_tokenizer(settings.model, texts([data.train]), Path(settings.paths.cache_dir).expanduser())
-    key = tokenizer_fingerprint(tokenizer)
-    split, _ = encode(data.train, tokenizer, STATIC_LENGTH, None, key)
-    npz_split, _ = encode_npz(load_run_data(settings).train, tokenizer, STATIC_LENGTH, None, key)
+    split, _ = encode(data.train, tokenizer, STATIC_LENGTH, None)
     pad_id = int(tokenizer.pad_token_id)
     initial = build_model(settings.model, tokenizer, seed_init=0)
     lengths = split.lengths
@@ -91,13 +88,6 @@ def main() -> None:
     print(f"(b) static padding to {STATIC_LENGTH}: {static:8.2f} samples/s")
     print(f"(a) project data path:        {project:8.2f} samples/s")
     print(f"ratio (a)/(b): {project / static:.2f}")
-    rates: dict[str, list[float]] = {"npz": [], "datasets": []}
-    for round_no in range(4):
-        for name in (["npz", "datasets"] if round_no % 2 == 0 else ["datasets", "npz"]):
-            rates[name].append(_samples_per_second(copy.deepcopy(initial), npz_split if name == "npz" else split,
-                                                   grouped, collate, pad_id, lr))
-    for name, values in rates.items():
-        print(f"(a) tokens from {name:>8}: {' '.join(f'{v:.2f}' for v in values)} samples/s, median {np.median(values):.2f}")
 
 
 if __name__ == "__main__":

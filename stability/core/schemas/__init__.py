@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from hydra.core.config_store import ConfigStore
 
-_MODULES: tuple[str, ...] = ("nli", "data", "lang", "model", "trainer", "paths", "logger", "train", "probe", "dataqa",
+_MODULES: tuple[str, ...] = ("data", "lang", "model", "trainer", "paths", "logger", "train", "probe", "dataqa",
                             "generate", "annotate", "plan", "report")
 
 

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from hydra.core.config_store import ConfigStore
-
 from stability.core.errors import UserError
 from stability.core.schemas.checks import at_least
 
@@ -53,13 +51,10 @@ class NliSet:
                             fix="name it with lower-case letters, digits and '-', ending in a letter (e.g. name=xnli)")
         if self.configs is not None and self.config not in self.configs:
             raise UserError(f"{self.name} has no config {self.config!r} (it has {', '.join(self.configs)})",
-                            fix=f"run a language {self.name} has, or use another dataset")
+                            fix=f"run a language {self.name} has (lang=...) or set its config to one of them")
         wrong = sorted(set(self.columns) - set(COLUMNS)) or [key for key in COLUMNS[:3] if key not in self.columns]
         if wrong:
             raise UserError(f"{self.name}: columns.{wrong[0]} is {'no record field' if wrong[0] in self.columns else 'missing'}",
                             fix="map premise, hypothesis, label (and optionally idx) to the dataset's columns")
         at_least(f"{self.name}.released_size", self.released_size, 1, optional=True)
 
-
-def register(store: ConfigStore) -> None:
-    store.store(name="nli_schema", node=NliSet)

@@ -4,12 +4,13 @@ and one entry in `SECTIONS`."""
 from __future__ import annotations
 
 from stability.report.section import Section
-from stability.report.sections import (agreement, categories, comparison, consistency, failed, inputs, intervals,
-                                       languages, probing, sizes, suites, summary)
+from stability.report.sections import (agreement, categories, comparison, consistency, extra_eval, failed, inputs,
+                                       intervals, languages, probing, sizes, suites, summary)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
     summary.build,
+    extra_eval.build,
     failed.build,
     categories.build,
     languages.build,
