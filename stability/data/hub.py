@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import datasets
 from datasets import ClassLabel, Dataset, DatasetDict, load_dataset, load_from_disk
 
 from stability.core.errors import UserError, first_line
@@ -76,8 +77,6 @@ def _from_files(spec: NliSet) -> Dataset:
 
 
 def _from_hub(spec: NliSet) -> Dataset:
-    import datasets
-
     try:
         return load_dataset(spec.path, spec.config, split=spec.split)
     except Exception as err:  # no network, not cached, unknown id, config or split: all say the same
