@@ -17,7 +17,8 @@ import numpy as np
 import torch
 from stability.core.config import compose_config
 from stability.core.schemas.train import train_settings
-from stability.data.loading import load_run_data
+from stability.data.container import texts
+from stability.data.loading import load_run_datasets
 from stability.finetune.batching import collate, epoch_batches
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.modeling import build_model, load_tokenizer
@@ -70,9 +71,8 @@ def main() -> None:
     overrides += ["model=tiny"] if args.model == "tiny" else [f"model.name={args.model}"]
     overrides += [f"data.root={args.data_root}"] if args.data_root else ["data.source=builtin"]
     settings = train_settings(compose_config(overrides))
-    data = load_run_data(settings)
-    tokenizer = load_tokenizer(settings.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
-                               Path(settings.paths.cache_dir).expanduser())
+    data = load_run_datasets(settings)
+    tokenizer = load_tokenizer(settings.model, texts([data.train]), Path(settings.paths.cache_dir).expanduser())
     split, _ = encode(data.train, tokenizer, STATIC_LENGTH, None)
     pad_id = int(tokenizer.pad_token_id)
     initial = build_model(settings.model, tokenizer, seed_init=0)

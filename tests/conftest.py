@@ -28,7 +28,15 @@ def minilm_folder() -> Path:
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch) -> Path:
-    """Each test gets its own download/tokenization cache, never the user's."""
+    """Each test gets its own download/tokenization cache, never the user's, and `datasets` its
+    own empty cache, offline: nothing a test loads comes from the Hub."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("NLI_STABILITY_CACHE", str(cache))
+    hf_datasets = tmp_path / "hf-datasets"
+    for name, value in (("HF_DATASETS_OFFLINE", "1"), ("HF_HUB_OFFLINE", "1"), ("HF_DATASETS_CACHE", str(hf_datasets))):
+        monkeypatch.setenv(name, value)
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_datasets)
     return cache

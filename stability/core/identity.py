@@ -17,13 +17,16 @@ How the variant is built, so that the same computation always lands in the same 
   equal `seed` (their default) nothing is added, so runs made before variants existed keep
   their directories and are not rerun;
 - keys that change no result (`NOT_VARIANT_KEYS`: the fingerprint's bookkeeping keys, data
-  locations, resume and evaluation batch size) and keys already in the path (language,
-  setup, seed, experiment, diagnostic set) never appear.
+  locations, resume, evaluation batch size, extra evaluation sets) and keys already in the
+  path (language, setup with the datasets it names, seed, experiment, diagnostic set) never
+  appear. An extra evaluation set changes what a run records, not what it learns: the run
+  keeps its directory and, its fingerprint changed, is run again to record the set.
 Items are joined by `_` in a fixed order; values keep only `[A-Za-z0-9.+-]`, so the name is
 safe as a folder on every file system and as a Hydra override value.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -34,6 +37,7 @@ from typing import Any, Iterator, Mapping
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from stability.core.runrecord import NON_SEMANTIC_KEYS
+from stability.core.schemas.nli import NliSet
 
 # config groups whose choice can tell two variants apart (lang, logger, paths, hydra do not)
 VARIANT_GROUPS = ("model", "data", "trainer", "annotator")
@@ -54,15 +58,21 @@ ALIASES = {
     "data.max_eval_samples": "neval",
     "data.source": "source",
     "data.mnli.seed": "mnliseed",
+    "data.mix.seed": "mixseed",
 }
 SEED_ALIASES = {"seed_init": "init", "seed_order": "order"}
+_NLI_SET_KEYS = tuple(f.name for f in dataclasses.fields(NliSet))
 # in the path already (or derived from what is): never part of the variant
 IDENTITY_KEYS = ("experiment_name", "lang", "seed", "seed_init", "seed_order", "setup", "variant", "out",
                  "data.mnli.n_samples", "data.mnli.feature", "data.mnli.presence",
-                 "data.diagnostic", "data.suite")
-# change no result: where files are read or written, resuming, evaluation batch size
+                 "data.diagnostic", "data.suite",
+                 # named in the setup (`<train_set.name>`, `rte+<mix.name><N>`): the name stands
+                 # for the dataset, so two datasets mixed under one name would share a folder
+                 "data.train_set", "data.mix.n_samples", *(f"data.mix.{key}" for key in _NLI_SET_KEYS))
+# change no result: where files are read or written, resuming, evaluation batch size, the
+# extra evaluation sets (scored after training, they change no trained weight)
 NOT_VARIANT_KEYS = (*NON_SEMANTIC_KEYS, "data.root", "data.mnli.file", "data.mnli.download",
-                    "data.mnli.released_train_size", "trainer.resume", "trainer.eval_batch_size",
+                    "data.mnli.released_train_size", "data.extra_eval", "trainer.resume", "trainer.eval_batch_size",
                     "annotator.cache_dir", "annotator.batch_size", "annotator.n_process")
 ITEM_SEPARATOR = "_"
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]+")

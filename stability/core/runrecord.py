@@ -6,7 +6,8 @@ or the fields of metrics.json. metrics.json is written last and atomically, so i
 presence means the run is complete. It carries a `schema` version: files written before
 versions existed (main up to commit 807686d) read as schema 1, whose fields they share.
 Schema 2 adds the run's `variant` (see `stability.core.identity`); a schema-1 record has the
-empty variant, which is what every run had then. Any other version is a user error rather
+empty variant, which is what every run had then. Schema 3 adds `extra_eval`, the scores on
+the extra evaluation sets (`data.extra_eval`) by set name; older records have none. Any other version is a user error rather
 than a silent misreading (code that reads schema 1 only would pool variants).
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -24,8 +25,8 @@ from stability.core.atomic import atomic_write_jsonl, atomic_write_text, jsonl_t
 from stability.core.errors import UserError
 from stability.core.taxonomy import FINE_CATEGORIES
 
-SCHEMA_VERSION = 2
-_KNOWN_SCHEMAS = (1, 2)
+SCHEMA_VERSION = 3
+_KNOWN_SCHEMAS = (1, 2, 3)
 _METRICS_FILE = "metrics.json"
 _PREDICTIONS_FILE = "predictions.jsonl"
 _TRAIN_LOG_FILE = "train_log.jsonl"
@@ -39,9 +40,17 @@ _MODEL_DIR = "model"
 # output folder), so runs finished before they existed keep their fingerprint.
 NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model",
                      "lang.dataqa_allowed_words", "lang.dataqa_lid_accepted", "variant", "out")
-# Read only when data.diagnostic is set: left out otherwise, so runs finished before these
-# keys existed keep their fingerprint and data.suite.* changes nothing they compute.
-_DIAGNOSTIC_KEYS = ("data.diagnostic", "data.suite")
+# Keys read only when another key says so, left out of the fingerprint otherwise: runs finished
+# before these keys existed keep their fingerprint, and a setting nothing reads changes nothing.
+# data.suite is read only for data.diagnostic=generated; an NLI dataset only once it has a path
+# (train_set), a count (mix) or an entry (extra_eval). Extra evaluation sets change no trained
+# weight, but they change what a run records: a run finished without them is run again.
+_READ_ONLY_WHEN: tuple[tuple[tuple[str, ...], Callable[[DictConfig], bool]], ...] = (
+    (("data.diagnostic", "data.suite"), lambda cfg: OmegaConf.select(cfg, "data.diagnostic") is not None),
+    (("data.train_set",), lambda cfg: OmegaConf.select(cfg, "data.train_set.path") is not None),
+    (("data.mix",), lambda cfg: str(OmegaConf.select(cfg, "data.mix.n_samples", default=0)) != "0"),
+    (("data.extra_eval",), lambda cfg: bool(OmegaConf.select(cfg, "data.extra_eval", default=None))),
+)
 _RERUN = "delete the run directory and run it again"
 
 
@@ -107,6 +116,8 @@ class RunRecord:
     coarse_mcc: dict[str, float] = field(default_factory=dict)
     coarse_n: dict[str, int] = field(default_factory=dict)
     degenerate: list[str] = field(default_factory=list)
+    # per extra evaluation set: {"accuracy", "mcc", "n_items", "degenerate"} (MCC 0.0 when undefined)
+    extra_eval: dict[str, dict[str, Any]] = field(default_factory=dict)
     epochs_trained: int | None = None
     best_epoch: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -264,9 +275,7 @@ def config_fingerprint(composed: DictConfig) -> str:
     """A hash of the resolved config minus bookkeeping keys: equal hash, same computation."""
     resolved = OmegaConf.to_container(composed, resolve=True)
     assert isinstance(resolved, dict)
-    ignored = NON_SEMANTIC_KEYS
-    if OmegaConf.select(composed, "data.diagnostic") is None:
-        ignored += _DIAGNOSTIC_KEYS
+    ignored = NON_SEMANTIC_KEYS + tuple(key for keys, read in _READ_ONLY_WHEN if not read(composed) for key in keys)
     for dotted in ignored:
         _drop_key(resolved, dotted)
     return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()

@@ -3,8 +3,12 @@ by the report: both directions live here so they cannot drift apart. Also the ta
 keeps runs scored on another diagnostic set (a generated suite, a file) in folders of
 their own.
 
-Names: `rte`, `rte+mnli<N>`, `rte+mnli_all`, optionally with a feature-control suffix
-(`rte+mnli10000+Negation50`).
+Names: `<base>[+<mixed><N>|+<mixed>_all][+<Feature><presence>]`. The base is `rte` (the
+language's own training split) or the name of the NLI dataset trained on instead
+(`data.train_set.name`); the mixed-in part names English MNLI (`rte+mnli10000`) or another
+NLI dataset (`data.mix`, e.g. translate-train `rte+xnli10000`); a feature-control suffix
+follows MNLI's count (`rte+mnli10000+Negation50`). Dataset names are lower case and end in a
+letter (`schemas.nli.NAME`), so `<mixed><N>` reads back as name and size.
 """
 from __future__ import annotations
 
@@ -12,17 +16,25 @@ import re
 from pathlib import Path
 
 BASE_SETUP = "rte"
+MNLI = "mnli"
 
 
-def setup_name(n_samples: object, feature: object = None, presence: object = None) -> str:
-    """`rte`, `rte+mnli<N>`, `rte+mnli_all`, or `rte+mnli<N>+<Feature><presence>`."""
-    text = str(n_samples).strip().lower()
-    if text in ("0", "none", ""):
-        return BASE_SETUP
-    name = f"{BASE_SETUP}+mnli_all" if text == "all" else f"{BASE_SETUP}+mnli{text}"
-    if feature not in (None, "None", ""):
+def _unset(value: object) -> bool:
+    return value in (None, "None", "null", "")
+
+
+def setup_name(n_samples: object, feature: object = None, presence: object = None, mix_n_samples: object = 0,
+               mix_name: object = None, train_set: object = None) -> str:
+    """`rte`, `rte+mnli<N>`, `rte+mnli_all`, `rte+mnli<N>+<Feature><presence>`, `rte+<mix_name><N>`,
+    with `train_set` (a dataset's name) in place of `rte` when the run trains on it."""
+    name = BASE_SETUP if _unset(train_set) else str(train_set)
+    for mixed, count in ((MNLI, n_samples), (mix_name, mix_n_samples)):
+        text = str(count).strip().lower()
+        if text not in ("0", "none", ""):
+            name += f"+{mixed}_all" if text == "all" else f"+{mixed}{text}"
+    if not _unset(feature):
         slug = re.sub(r"[^A-Za-z0-9]+", "-", str(feature)).strip("-")
-        share = f"{float(presence):g}" if presence not in (None, "None", "") else ""
+        share = f"{float(presence):g}" if not _unset(presence) else ""
         name += f"+{slug}{share}"
     return name
 
@@ -31,29 +43,46 @@ def diagnostic_tag(choice: object, suite: object = None, n: object = None, seed:
     """`` for the language's own diagnostic set; `@suite-<name>-n<N>-seed<K>` for a generated
     suite, `@<file stem>` for a file: appended to the experiment folder, so a run scored on
     another set never replaces (or mixes in a report with) the ordinary run of its seed."""
-    if choice in (None, "None", "null", ""):
+    if _unset(choice):
         return ""
     if str(choice) == "generated":
         return f"@suite-{suite}-n{n}-seed{seed}"
     return "@" + re.sub(r"[^A-Za-z0-9._-]+", "-", Path(str(choice)).stem).strip("-")
 
 
-_SETUP_NAME = re.compile(rf"^{BASE_SETUP}(?:\+mnli(\d+|_all))?(?:\+.+)?$")
-_MNLI_PART = re.compile(r"\+mnli(?:\d+|_all)(?=\+|$)")
+_MIXED = r"\+(?P<mixed>[a-z](?:[a-z0-9-]*[a-z])?)(?P<n>\d+|_all)"
+_SETUP_NAME = re.compile(rf"^(?P<base>[a-z][a-z0-9-]*)(?:{_MIXED})?(?=\+|$)")
+_FAMILY = re.compile(r"^(?P<base>[a-z][a-z0-9-]*)\+(?P<mixed>[a-z](?:[a-z0-9-]*[a-z])?)$")
 
 
 def n_added_from_setup(setup: str) -> float:
-    """MNLI examples added, read from the setup name: `rte` → 0, `rte+mnli<N>` → N.
+    """Examples mixed in, read from the setup name: `rte` → 0, `rte+mnli<N>` / `rte+xnli<N>` → N.
 
-    NaN when the name does not say (`rte+mnli_all`, names outside the convention);
-    run directories carry the real count in metrics.json instead.
+    NaN when the name does not say (`…_all`, a base other than `rte` with nothing mixed in,
+    names outside the convention); run directories carry the real count in metrics.json instead.
     """
     match = _SETUP_NAME.match(setup)
-    if match is None or match.group(1) == "_all":
+    if match is None or match.group("n") == "_all":
         return float("nan")
-    return float(match.group(1) or 0)
+    if match.group("n") is None:
+        return 0.0 if match.group("base") == BASE_SETUP else float("nan")
+    return float(match.group("n"))
 
 
 def setup_family(setup: str) -> str:
-    """The setup name without its MNLI-size part: the setups one size curve joins."""
-    return _MNLI_PART.sub("", setup)
+    """The setup name without its size: the setups one size curve joins. MNLI's sizes join their
+    base (`rte+mnli1000`, `rte+mnli5000`, `rte` → `rte`; `rte+mnli1000+Negation50` →
+    `rte+Negation50`); another dataset's keep its name (`rte+xnli1000` → `rte+xnli`), so
+    MNLI and translate-train are two curves."""
+    match = _SETUP_NAME.match(setup)
+    if match is None or match.group("n") is None:
+        return setup
+    kept = "" if match.group("mixed") == MNLI else "+" + match.group("mixed")
+    return setup[:match.start("mixed") - 1] + kept + setup[match.end("n"):]
+
+
+def family_start(family: str) -> str | None:
+    """The setup with nothing mixed in where a non-MNLI family's curve starts (`rte+xnli` → `rte`);
+    None for other families (an MNLI family holds its base already)."""
+    match = _FAMILY.match(family)
+    return match.group("base") if match and match.group("mixed") != MNLI else None

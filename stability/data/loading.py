@@ -1,12 +1,19 @@
-"""Assemble one run's data (train / validation / diagnostic) from its typed config."""
+"""Assemble one run's data from its typed config: train (the language's split or `data.train_set`,
+plus MNLI or `data.mix` pairs), validation, diagnostic and the extra evaluation sets, each a
+`datasets.Dataset` of records (`data.container`). `load_run_data` gives the same as `Example`s."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from datasets import Dataset, concatenate_datasets
 
 from stability.core.errors import UserError
 from stability.core.records import Example
+from stability.data.container import first, to_dataset, to_examples
 from stability.data.formats import read_examples
+from stability.data.hub import load_nli_set
+from stability.data.mixing import mix_addition
 from stability.data.mnli import mnli_addition
 from stability.data.sources import BUILTIN_DIR, DataSettings, DownloadSpec, FileSource, downloads_dir
 
@@ -14,13 +21,26 @@ SPLITS = ("train", "validation", "diagnostic")
 
 
 @dataclass
+class RunDatasets:
+    """The datasets of one run; `n_added` counts the mixed-in pairs (MNLI or data.mix), `extra`
+    holds the extra evaluation sets by name."""
+
+    train: Dataset
+    validation: Dataset
+    diagnostic: Dataset
+    extra: dict[str, Dataset] = field(default_factory=dict)
+    n_added: int = 0
+
+
+@dataclass
 class RunData:
-    """The examples of one run; `n_added` counts the mixed-in MNLI pairs."""
+    """The examples of one run (`RunDatasets` as `Example`s)."""
 
     train: list[Example]
     validation: list[Example]
     diagnostic: list[Example]
     n_added: int = 0
+    extra: dict[str, list[Example]] = field(default_factory=dict)
 
 
 def language_source(settings: DataSettings) -> FileSource:
@@ -39,7 +59,8 @@ def language_source(settings: DataSettings) -> FileSource:
 
 
 def take_first(examples: list[Example], limit: int | None) -> list[Example]:
-    """The first `limit` examples (all when None): data.max_*_samples cut files this way."""
+    """The first `limit` examples (all when None): data.max_*_samples cut files this way
+    (`container.first` cuts a Dataset the same way)."""
     return examples if limit is None else examples[:limit]
 
 
@@ -61,12 +82,31 @@ def read_diagnostic(settings: DataSettings, source: FileSource) -> list[Example]
     return examples
 
 
-def load_run_data(settings: DataSettings) -> RunData:
-    """Read the language's splits, cut them for quick runs, and mix in MNLI when asked."""
+def own_train(settings: DataSettings, source: FileSource) -> Dataset:
+    """The run's own training pairs: the language's train file, or data.train_set when it has a path."""
+    train_set, code = settings.data.train_set, settings.lang.code
+    if train_set.path is not None:
+        return load_nli_set(train_set, code)
+    return to_dataset(read_examples(source.path("train"), code))
+
+
+def load_run_datasets(settings: DataSettings) -> RunDatasets:
+    """Read the splits, cut them for quick runs, mix in MNLI or data.mix, load the extra sets."""
     source, data, code = language_source(settings), settings.data, settings.lang.code
-    train = take_first(read_examples(source.path("train"), code), data.max_train_samples)
-    validation = take_first(read_examples(source.path("validation"), code), data.max_eval_samples)
-    diagnostic = take_first(read_diagnostic(settings, source), data.max_eval_samples)
-    added = mnli_addition(settings)
-    return RunData(train=train + added, validation=validation, diagnostic=diagnostic,
-                   n_added=len(added))
+    train = first(own_train(settings, source), data.max_train_samples)
+    validation = first(to_dataset(read_examples(source.path("validation"), code)), data.max_eval_samples)
+    diagnostic = first(to_dataset(read_diagnostic(settings, source)), data.max_eval_samples)
+    mnli = mnli_addition(settings)
+    added = to_dataset(mnli) if mnli else mix_addition(settings)
+    extra = {spec.name: first(load_nli_set(spec, code), data.max_eval_samples) for spec in data.extra_eval}
+    return RunDatasets(train=train if added is None else concatenate_datasets([train, added]),
+                       validation=validation, diagnostic=diagnostic, extra=extra,
+                       n_added=0 if added is None else len(added))
+
+
+def load_run_data(settings: DataSettings) -> RunData:
+    """The run's data as `Example`s, for code that reads records one by one."""
+    sets = load_run_datasets(settings)
+    return RunData(train=to_examples(sets.train), validation=to_examples(sets.validation),
+                   diagnostic=to_examples(sets.diagnostic), n_added=sets.n_added,
+                   extra={name: to_examples(dataset) for name, dataset in sets.extra.items()})

@@ -6,7 +6,6 @@ of larger ones (the 1k sample lies inside the 5k sample).
 """
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Callable
 
@@ -15,6 +14,7 @@ from hydra.utils import get_method
 from stability.core.errors import UserError, first_line
 from stability.core.records import Example
 from stability.core.schemas.data import ALL, parse_n_samples
+from stability.data.container import nested_indices
 from stability.data.formats import read_examples
 from stability.data.sources import BUILTIN_DIR, DataSettings, DownloadSpec, FileSource, downloads_dir
 
@@ -34,11 +34,11 @@ def mnli_source(settings: DataSettings) -> FileSource:
     )
 
 
-def check_pool_size(n: int | str, pool_size: int) -> None:
-    """A count larger than the MNLI pool is a user error, wherever it is noticed first."""
+def check_pool_size(n: int | str, pool_size: int, pool: str = "MNLI", key: str = "data.mnli.n_samples") -> None:
+    """A count larger than the pool it is drawn from is a user error, wherever it is noticed first."""
     if n != ALL and n > pool_size:
-        raise UserError(f"asked for {n} MNLI pairs but the pool has {pool_size}",
-                        fix=f"use data.mnli.n_samples<={pool_size} or 'all'")
+        raise UserError(f"asked for {n} {pool} pairs but the pool has {pool_size}",
+                        fix=f"use {key}<={pool_size} or 'all'")
 
 
 def nested_sample(pool: list[Example], n: int | str, seed: int) -> list[Example]:
@@ -46,9 +46,7 @@ def nested_sample(pool: list[Example], n: int | str, seed: int) -> list[Example]
     if n == ALL:
         return list(pool)
     check_pool_size(n, len(pool))
-    order = list(range(len(pool)))
-    random.Random(seed).shuffle(order)
-    return [pool[i] for i in order[:n]]
+    return [pool[i] for i in nested_indices(len(pool), n, seed)]
 
 
 def mnli_addition(settings: DataSettings) -> list[Example]:

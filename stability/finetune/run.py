@@ -10,14 +10,15 @@ from pathlib import Path
 from accelerate import Accelerator
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.metrics import majority_share, score_diagnostic
+from stability.core.metrics import accuracy, majority_share, mcc, score_diagnostic
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
-from stability.data.loading import load_run_data
+from stability.data.container import texts, to_examples
+from stability.data.loading import load_run_datasets
 from stability.finetune.distributed import cpu_only_distributed
-from stability.finetune.encoding import encode
+from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.loop import (
     labels_from_probability,
     predict_entailment_probability,
@@ -46,14 +47,14 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
     started = time.perf_counter()
     accelerator = Accelerator(mixed_precision=settings.trainer.mixed_precision, cpu=cpu_only_distributed())
     main = accelerator.is_main_process
-    data = load_run_data(settings)
+    data = load_run_datasets(settings)
     cache_dir = Path(settings.paths.cache_dir).expanduser()
-    tokenizer = load_tokenizer(settings.model, (t for e in data.train for t in (e.premise, e.hypothesis)),
-                               cache_dir)
+    tokenizer = load_tokenizer(settings.model, texts([data.train]), cache_dir)
     key = tokenizer_fingerprint(tokenizer)
-    encoded = {name: encode(examples, tokenizer, settings.data.max_length, cache_dir, key)
-               for name, examples in (("train", data.train), ("validation", data.validation),
-                                      ("diagnostic", data.diagnostic))}
+    splits = {"train": data.train, "validation": data.validation, "diagnostic": data.diagnostic, **data.extra}
+    encoded = {name: encode(dataset, tokenizer, settings.data.max_length, cache_dir, key)
+               for name, dataset in splits.items()}
+    diagnostic = to_examples(data.diagnostic)
     tokenize_seconds = time.perf_counter() - started
     model = build_model(settings.model, tokenizer, settings.seed_init)
     checkpoint = run_dir.checkpoint_path if settings.trainer.resume else None
@@ -84,21 +85,23 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
                                           accelerator, pad_id, desc=f"[{name}] diagnostic")
     pred = labels_from_probability(prob)
     gold = diag_split.labels.tolist()
-    scores = score_diagnostic(gold, pred.tolist(), [e.categories for e in data.diagnostic],
-                              [e.coarse for e in data.diagnostic])
+    scores = score_diagnostic(gold, pred.tolist(), [e.categories for e in diagnostic],
+                              [e.coarse for e in diagnostic])
+    extra = {extra_name: score_extra(model, encoded[extra_name][0], settings, accelerator, pad_id,
+                                     f"[{name}] {extra_name}") for extra_name in data.extra}
     if not main:
         return None
     predictions = [Prediction(e.idx, int(g), int(p), float(pr), e.categories, e.template, e.features)
-                   for e, g, p, pr in zip(data.diagnostic, gold, pred, prob)]
+                   for e, g, p, pr in zip(diagnostic, gold, pred, prob)]
     if save_model:
         save_weights(accelerator.unwrap_model(model), tokenizer, run_dir.model_dir)
     record = RunRecord(
         experiment=settings.experiment_name, lang=settings.lang.code, setup=settings.setup,
         variant=settings.variant, seed=settings.seed, seed_init=settings.seed_init,
         seed_order=settings.seed_order, model=settings.model.name, n_train=len(data.train), n_added=data.n_added,
-        n_validation=len(data.validation), n_items=len(data.diagnostic),
+        n_validation=len(data.validation), n_items=len(diagnostic),
         val_accuracy=result.best_val_accuracy, val_majority=majority_share(encoded["validation"][0].labels),
-        **asdict(scores),
+        **asdict(scores), extra_eval=extra,
         epochs_trained=result.epochs_trained, best_epoch=result.best_epoch,
         timings={"tokenize_seconds": tokenize_seconds, "train_seconds": result.seconds,
                  "eval_seconds": time.perf_counter() - eval_started,
@@ -115,3 +118,15 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
     if checkpoint is not None:
         checkpoint.unlink(missing_ok=True)
     return record
+
+
+def score_extra(model, split: EncodedSplit, settings: TrainConfig, accelerator: Accelerator, pad_id: int,
+                desc: str) -> dict[str, float | int | bool]:
+    """Accuracy and MCC of the trained model on an extra evaluation set; an undefined MCC (one
+    predicted or gold label only) scores 0.0 and is flagged `degenerate`, as the diagnostic's are."""
+    prob = predict_entailment_probability(model, split, settings.trainer.eval_batch_size, accelerator, pad_id,
+                                          desc=desc)
+    gold, pred = split.labels.tolist(), labels_from_probability(prob).tolist()
+    value = mcc(gold, pred)
+    return {"accuracy": accuracy(gold, pred), "mcc": 0.0 if value is None else value, "n_items": len(gold),
+            "degenerate": value is None}

@@ -46,6 +46,8 @@ PREDICTION_COLUMNS = ["lang", "setup", "variant", "seed", "idx", "label", "pred"
 _CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
 RUN_COLUMNS = ["lang", "setup", "variant", "family", "seed", "seed_init", "seed_order", "val_accuracy",
                "val_majority", "source"]
+# one row per (run, extra evaluation set) of run records of schema 3 (`data.extra_eval`)
+EXTRA_COLUMNS = ["lang", "setup", "variant", "seed", "set", "n_items", "accuracy", "mcc", "degenerate", "source"]
 DEGENERATE = "degenerate"
 _RECORD_KEYS = ("overall_mcc", "category_mcc")
 _FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -62,6 +64,7 @@ class Collected:
     n_csv: int
     degenerate: pd.Series       # aligned with `results`: MCC undefined (True), defined, or unknown (NA)
     runs: pd.DataFrame          # RUN_COLUMNS, one row per run directory (none for CSV inputs)
+    extra: pd.DataFrame         # EXTRA_COLUMNS: scores on extra evaluation sets (none for CSV inputs)
 
     def results_with_flags(self) -> pd.DataFrame:
         """The tidy table plus its optional `degenerate` column, as results.csv holds it."""
@@ -70,7 +73,7 @@ class Collected:
 
 def collect(paths: list[Path]) -> Collected:
     """Read every PATH (run-directory tree or tidy CSV) into one table; user errors name the file."""
-    frames, predictions, records, n_runs, n_csv = [], [], [], 0, 0
+    frames, predictions, records, extra, n_runs, n_csv = [], [], [], [], 0, 0
     for path in paths:
         if path.is_dir():
             runs = list(iter_runs(path))
@@ -83,6 +86,9 @@ def collect(paths: list[Path]) -> Collected:
                 records.append((record.lang, record.setup, record.variant, variant_family(record.variant),
                                 record.seed, record.seed_init, record.seed_order, record.val_accuracy,
                                 record.val_majority, str(run.path)))
+                extra += [(record.lang, record.setup, record.variant, record.seed, name, scores.get("n_items"),
+                           scores.get("accuracy"), scores.get("mcc"), scores.get("degenerate"), str(run.path))
+                          for name, scores in record.extra_eval.items()]
                 if not items.empty:
                     predictions.append(items)
             n_runs += len(runs)
@@ -103,6 +109,8 @@ def collect(paths: list[Path]) -> Collected:
         n_runs=n_runs, n_csv=n_csv,
         degenerate=results[DEGENERATE].astype("boolean"),
         runs=pd.DataFrame(records, columns=RUN_COLUMNS).astype({"seed_init": "Int64", "seed_order": "Int64"}),
+        extra=pd.DataFrame(extra, columns=EXTRA_COLUMNS).astype({"n_items": "Int64", "accuracy": float, "mcc": float,
+                                                                  "degenerate": "boolean"}),
     )
 
 

@@ -86,6 +86,12 @@ class Context:
         return deltas_of(self.predictions, *pair, self.options.bootstrap, self.options.random_state)
 
     @cached_property
+    def extra(self) -> pd.DataFrame:
+        """Scores on the extra evaluation sets, without failed runs under exclude_failed."""
+        extra = self.collected.extra
+        return without_failed(extra, self.failed) if self.options.exclude_failed else extra
+
+    @cached_property
     def has_variants(self) -> bool:
         """Whether some run has a variant: report.md then shows a variant column."""
         return bool((self.all_results["variant"] != "").any())

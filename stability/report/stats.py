@@ -18,6 +18,8 @@ SUMMARY_COLUMNS = ["lang", "setup", "variant", "n_seeds", "overall_mcc_mean", "o
                    "mean_category_mcc_mean", "mean_category_mcc_std", "rs_corr",
                    "rs_corr_pairs", "rs_corr_skipped"]
 LANGUAGE_CORR_COLUMNS = ["setup", "variant", "lang_a", "lang_b", "pearson", "n_categories"]
+EXTRA_SUMMARY_COLUMNS = ["lang", "setup", "variant", "set", "n_seeds", "n_items", "accuracy_mean", "accuracy_std",
+                         "mcc_mean", "mcc_std", "n_degenerate"]
 MEAN = "mean"
 
 
@@ -43,6 +45,17 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
             "rs_corr": rs.mean, "rs_corr_pairs": rs.pairs, "rs_corr_skipped": rs.skipped,
         })
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def extra_summary(extra: pd.DataFrame) -> pd.DataFrame:
+    """One row per (lang, setup, variant, extra set): accuracy and MCC mean ± σ over seeds (ddof = 1),
+    like the diagnostic's overall MCC, and how many seeds' MCC was undefined (scored 0.0)."""
+    stats = extra.groupby([*GROUP_KEY, "set"], sort=True).agg(
+        n_seeds=("seed", "nunique"), n_items=("n_items", "max"),
+        accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", lambda v: v.std(ddof=1)),
+        mcc_mean=("mcc", "mean"), mcc_std=("mcc", lambda v: v.std(ddof=1)),
+        n_degenerate=("degenerate", lambda v: int(v.fillna(False).sum())))
+    return stats.reset_index()[EXTRA_SUMMARY_COLUMNS]
 
 
 def language_corr(stats: pd.DataFrame) -> pd.DataFrame:

@@ -22,19 +22,28 @@ def text_table(rows: list[list[str]]) -> str:
 
 def format_table(rows: list[RunRecord]) -> str:
     """Seed, validation accuracy, overall MCC and mean category MCC, one line per run; a
-    `variant` column when some run has one (what the sweep changed beyond lang, setup and seed)."""
+    `variant` column when some run has one (what the sweep changed beyond lang, setup and seed),
+    and `<set> acc` / `<set> MCC` for each extra evaluation set some run was scored on."""
     width = max((len(m.variant) for m in rows), default=0)
     variant_width = max(width, len("variant")) if width else 0
 
     def variant(text: str) -> str:
         return f" {text:<{variant_width}}" if variant_width else ""
 
+    extra = sorted({name for m in rows for name in m.extra_eval})
+    headings = [heading for name in extra for heading in (f"{name} acc", f"{name} MCC")]
+
+    def scores(m: RunRecord) -> str:
+        cells = [f"{m.extra_eval[name][key]:.4f}" if name in m.extra_eval else "–"
+                 for name in extra for key in ("accuracy", "mcc")]
+        return "".join(f" {cell:>{len(heading)}}" for cell, heading in zip(cells, headings))
+
     header = (f"{'lang':<5} {'setup':<28}{variant('variant')} {'seed':>4} {'val acc':>8} {'overall MCC':>12} "
-              f"{'mean cat MCC':>13}")
+              f"{'mean cat MCC':>13}" + "".join(f" {heading}" for heading in headings))
     lines = [header, "-" * len(header)]
     for m in sorted(rows, key=lambda m: (m.lang, m.setup, m.variant, m.seed)):
         lines.append(f"{m.lang:<5} {m.setup:<28}{variant(m.variant)} {m.seed:>4} {m.val_accuracy:>8.4f} "
-                     f"{m.overall_mcc:>12.4f} {m.mean_category_mcc:>13.4f}")
+                     f"{m.overall_mcc:>12.4f} {m.mean_category_mcc:>13.4f}" + scores(m))
     return "\n".join(lines)
 
 

@@ -6,24 +6,32 @@ config.yaml must not change). `data.mnli.n_samples` (a count or `all`) and
 `data.mnli.presence` (an int or a float percentage) are typed `Any`: OmegaConf has no Union,
 and a float field would turn the preset's `presence: 25` into `25.0`, changing the setup name
 and the fingerprint of every run made so far.
+
+`train_set`, `mix` and `extra_eval` are NLI datasets read through `datasets`
+(`schemas.nli.NliSet`): the training data in place of the language's own split, pairs mixed
+in like MNLI's, and labelled sets every run is also scored on. They come last, after the keys
+runs made before them have, and are left out of the fingerprint while unused
+(`core.runrecord.config_fingerprint`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
 from stability.core.schemas.checks import at_least, number, one_of, within
+from stability.core.schemas.nli import NliSet
 
 SOURCES = ("files", "builtin")
 ALL = "all"
 
 
-def parse_n_samples(value: object) -> int | str:
-    """`data.mnli.n_samples` is a non-negative integer or the word 'all'."""
+def parse_n_samples(value: object, key: str = "data.mnli.n_samples") -> int | str:
+    """A count of pairs to mix in (`data.mnli.n_samples`, `data.mix.n_samples`): a non-negative
+    integer or the word 'all'."""
     if isinstance(value, str) and value.strip().lower() == ALL:
         return ALL
     try:
@@ -31,8 +39,8 @@ def parse_n_samples(value: object) -> int | str:
     except (TypeError, ValueError):
         count = -1
     if count < 0 or isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise UserError(f"data.mnli.n_samples={value!r} is not a count",
-                        fix="use a non-negative integer or 'all', e.g. data.mnli.n_samples=10000")
+        raise UserError(f"{key}={value!r} is not a count",
+                        fix=f"use a non-negative integer or 'all', e.g. {key}=10000")
     return count
 
 
@@ -89,6 +97,24 @@ class Mnli:
 
 
 @dataclass
+class _Sampled:
+    n_samples: Any = 0   # an int >= 0 or "all"
+    seed: int = 1234     # of the nested subsample, fixed across model seeds
+
+
+@dataclass
+class Mix(NliSet, _Sampled):
+    """Pairs of an NLI dataset added to the training data, nested like MNLI's (setup
+    `rte+<name><N>`); fields of `_Sampled` first (dataclasses collect along the reversed MRO)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if parse_n_samples(self.n_samples, "data.mix.n_samples") != 0 and self.path is None:
+            raise UserError("data.mix.n_samples needs a dataset to draw from",
+                            fix="set data.mix.path (and name), e.g. experiment=translate_train")
+
+
+@dataclass
 class Data:
     """The `data` group."""
 
@@ -100,9 +126,19 @@ class Data:
     diagnostic: Optional[str] = None
     suite: Suite = MISSING
     mnli: Mnli = MISSING
+    train_set: NliSet = field(default_factory=NliSet)
+    mix: Mix = field(default_factory=Mix)
+    extra_eval: List[NliSet] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         one_of("data.source", self.source, SOURCES)
+        if parse_n_samples(self.mnli.n_samples) != 0 and parse_n_samples(self.mix.n_samples, "data.mix.n_samples") != 0:
+            raise UserError("data.mnli.n_samples and data.mix.n_samples are both set",
+                            fix="mix in one dataset at a time (set the other to 0)")
+        names = [extra.name for extra in self.extra_eval]
+        if any(extra.path is None for extra in self.extra_eval) or len(set(names)) < len(names):
+            raise UserError(f"data.extra_eval names {names}: each set needs a name of its own",
+                            fix="give every entry a path and a distinct name, e.g. {name:xnli-test,path:...}")
         at_least("data.max_train_samples", self.max_train_samples, 1, optional=True)
         at_least("data.max_eval_samples", self.max_eval_samples, 1, optional=True)
         at_least("data.max_length", self.max_length, 1)

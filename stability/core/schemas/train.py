@@ -39,7 +39,7 @@ class TrainConfig:
     seed: int = MISSING
     seed_init: int = MISSING   # classifier head / tiny weights and dropout
     seed_order: int = MISSING  # data order
-    setup: str = MISSING       # derived from data.mnli: rte, rte+mnli10000, ...
+    setup: str = MISSING       # derived from data.train_set, data.mnli, data.mix: rte, rte+mnli10000, ...
     variant: str = MISSING     # derived: what else the run changes (stability.core.identity)
     force: bool = MISSING
 

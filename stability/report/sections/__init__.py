@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from stability.report.section import Section
 from stability.report.sections import (agreement, categories, comparison, comparison_tests, consistency,
-                                       expected_max, failed, inputs, intervals, language_tests, languages, probing,
-                                       seed_power, sizes, suites, summary, variance_sources)
+                                       expected_max, extra_eval, failed, inputs, intervals, language_tests, languages,
+                                       probing, seed_power, sizes, suites, summary, variance_sources)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
     summary.build,
+    extra_eval.build,
     failed.build,
     categories.build,
     languages.build,

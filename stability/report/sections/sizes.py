@@ -1,4 +1,4 @@
-"""`## Training-data size`: seed statistics against the number of added MNLI examples."""
+"""`## Training-data size`: seed statistics against the number of added examples (MNLI or a mixed-in dataset)."""
 from __future__ import annotations
 
 from stability.core.markdown import num, table
@@ -19,7 +19,8 @@ def build(context: Context) -> Built | None:
              pm(r.mean_category_mcc_mean, r.mean_category_mcc_std), num(r.rs_corr)]
             for r in curve.itertuples()]
     text = ("## Training-data size\n\nSetups of one family differing only in the number of added MNLI "
-            "examples.\n\n"
+            "examples, or of examples of another mixed-in dataset (family `rte+<name>`, e.g. translate-train "
+            "`rte+xnli`, which starts at `rte` too).\n\n"
             + table(["lang", "family", "MNLI added", *with_variant(["setup"], "variant", variants), "overall MCC", "mean category MCC", "RS corr."], rows)
             + ("\n" + figure_links(drawn) if drawn else ""))
     return Built(text, {"size_curve.csv": curve}, drawn)

@@ -1,0 +1,118 @@
+"""Any NLI dataset through Hugging Face `datasets`, as the project's records (`data.container`).
+
+`NliSet.path` says where the pairs are, the way `datasets` itself takes it:
+- a folder written by `save_to_disk` (a Dataset, or a DatasetDict whose `split` is read);
+- `json`, `csv` or `parquet` with `data_files` (local files);
+- otherwise a Hub id (`facebook/xnli`) with its `config` and `split`. Offline
+  (`HF_DATASETS_OFFLINE=1`) `datasets` answers from its cache (`HF_DATASETS_CACHE`), where a
+  first online use put the data.
+`columns` maps the record fields to the dataset's columns; a label is read as its
+`ClassLabel` name (XNLI: entailment / neutral / contradiction) or as itself, mapped through
+`labels` and collapsed as MNLI's are (`core.records.parse_label`). Rows labelled -1 or "-"
+(no gold label, the `datasets` and MNLI conventions) are dropped, as MNLI's readers do.
+Anything missing or malformed is one line saying what to download or where to put it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import datasets
+from datasets import ClassLabel, Dataset, DatasetDict, load_dataset, load_from_disk
+
+from stability.core.errors import UserError, first_line
+from stability.core.records import parse_label
+from stability.core.schemas.nli import NliSet
+from stability.data.container import RECORD_FEATURES
+
+FILE_FORMATS = ("json", "csv", "parquet")
+_NO_GOLD = ("-1", "-")
+# what `save_to_disk` writes: a DatasetDict's index, or a Dataset's state
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+
+
+def load_nli_set(spec: NliSet, run_lang: str) -> Dataset:
+    """The split `spec` names as records in `spec.lang` (the run's language when null)."""
+    return to_records(_load(spec), spec, spec.lang or run_lang)
+
+
+def _where(spec: NliSet) -> str:
+    config = f" config {spec.config}" if spec.config else ""
+    return f"{spec.name} ({spec.path}{config}, split {spec.split})"
+
+
+def _load(spec: NliSet) -> Dataset:
+    folder = Path(spec.path).expanduser()
+    if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS):
+        return _from_disk(spec, folder)
+    if spec.path in FILE_FORMATS:
+        return _from_files(spec)
+    return _from_hub(spec)
+
+
+def _from_disk(spec: NliSet, folder: Path) -> Dataset:
+    saved = load_from_disk(str(folder))
+    if isinstance(saved, DatasetDict):
+        if spec.split not in saved:
+            raise UserError(f"{_where(spec)}: the saved DatasetDict has no split {spec.split!r}", path=folder,
+                            fix=f"set the split to one of: {', '.join(saved)}")
+        return saved[spec.split]
+    return saved
+
+
+def _from_files(spec: NliSet) -> Dataset:
+    if not spec.data_files:
+        raise UserError(f"{_where(spec)}: path={spec.path} reads data_files, and none are given",
+                        fix="list the files, e.g. data_files=[/data/train.parquet]")
+    missing = [name for name in spec.data_files if not Path(name).expanduser().is_file()]
+    if missing:
+        raise UserError(f"{_where(spec)}: missing data file", path=missing[0],
+                        fix="put the file there or point data_files at it")
+    files = [str(Path(name).expanduser()) for name in spec.data_files]
+    try:
+        return load_dataset(spec.path, data_files={spec.split: files}, split=spec.split)
+    except Exception as err:  # the format's parser: any error is the file's
+        raise UserError(f"{_where(spec)}: cannot read the data files ({first_line(err)})",
+                        fix=f"check that they are {spec.path} files of one shape") from None
+
+
+def _from_hub(spec: NliSet) -> Dataset:
+    try:
+        return load_dataset(spec.path, spec.config, split=spec.split)
+    except Exception as err:  # no network, not cached, unknown id, config or split: all say the same
+        offline = " offline (HF_DATASETS_OFFLINE=1)" if datasets.config.HF_HUB_OFFLINE else ""
+        raise UserError(f"cannot load {_where(spec)}{offline}: {first_line(err)}",
+                        fix="load it once online so that `datasets` caches it (HF_DATASETS_CACHE), "
+                            "or point path at a save_to_disk folder or at json/csv/parquet data_files") from None
+
+
+def to_records(raw: Dataset, spec: NliSet, lang: str) -> Dataset:
+    """The record columns of `raw`, its labels mapped and collapsed, rows without gold dropped."""
+    missing = [f"{field}={column}" for field, column in spec.columns.items() if column not in raw.column_names]
+    if missing:
+        raise UserError(f"{_where(spec)} has no column {missing[0]} (it has {', '.join(raw.column_names)})",
+                        fix=f"map the record field to one of its columns, e.g. columns.{missing[0].split('=')[0]}=...")
+    names = raw.features[spec.columns["label"]]
+    label_text = names.int2str if isinstance(names, ClassLabel) else str
+
+    def records(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+        kept: dict[str, list[Any]] = {name: [] for name in RECORD_FEATURES}
+        ids = batch[spec.columns["idx"]] if "idx" in spec.columns else indices
+        for i, raw_label in enumerate(batch[spec.columns["label"]]):
+            text = str(raw_label) if raw_label in (-1, None) else label_text(raw_label)
+            text = spec.labels.get(text, text)
+            if text in _NO_GOLD:
+                continue
+            label = parse_label(text)
+            if label is None:
+                raise UserError(f"{_where(spec)}: unknown label {text!r} (row {indices[i]})",
+                                fix=f"map it, e.g. labels.{text}=entailment (or not_entailment, neutral, "
+                                    "contradiction)")
+            for name, value in (("idx", str(ids[i])), ("premise", batch[spec.columns["premise"]][i]),
+                                ("hypothesis", batch[spec.columns["hypothesis"]][i]), ("label", label),
+                                ("lang", lang), ("source", spec.name)):
+                kept[name].append(value)
+        return kept
+
+    return raw.map(records, batched=True, with_indices=True, remove_columns=raw.column_names,
+                   features=RECORD_FEATURES, keep_in_memory=True, desc=f"records of {spec.name}")
