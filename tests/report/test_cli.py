@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,37 @@ def test_help_says_what_it_reads_and_writes():
                  "bootstrap: 1000"):
         assert text in done.stdout
     assert "DESIGN" + ".md" not in done.stdout   # spelt apart: no file of the project cites it
+
+
+def _documented_columns() -> dict[str, list[str]]:
+    """docs/reading-the-report.md's columns of each table: the first backticked comma list after
+    the file's name, in its table row, list item or paragraph (`as `other.csv`` borrows the
+    other's; `*_nonfailed.csv` has its namesake's)."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "reading-the-report.md"
+    blocks = re.split(r"\n(?=\|)|\n\n|\n(?=- )", page.read_text(encoding="utf-8"))
+    documented, aliases = {}, {}
+    for block in blocks:
+        mentions = list(re.finditer(r"`([\w<>-]+\.csv)`", block))
+        for mention, following in zip(mentions, [*mentions[1:], None]):
+            after = block[mention.end():following.start() if following else len(block)]
+            listed = re.search(r"`([a-z_0-9]+(?:,\s+[a-z_0-9<>]+)+)`", after)
+            if listed:
+                documented.setdefault(mention.group(1), [c.strip() for c in listed.group(1).split(",")])
+            elif following and after.rstrip().endswith("as"):
+                aliases[mention.group(1)] = following.group(1)
+    for name, other in aliases.items():
+        documented.setdefault(name, documented[other])
+    return documented
+
+
+def test_every_written_table_has_the_documented_columns(synthetic_runs, tmp_path):
+    out = tmp_path / "report"
+    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=30", "figures=false", "compare=[rte,rte+mnli10000]",
+             "compare_langs=[fr,de]")
+    documented = _documented_columns()
+    written = sorted(path.name for path in out.glob("*.csv"))
+    assert len(written) == 22
+    for name in written:
+        header = list(pd.read_csv(out / name, nrows=0).columns)
+        columns = documented[name.replace("_nonfailed", "")]
+        assert header[:len(columns)] == columns, name   # the documented columns lead, in order
