@@ -43,6 +43,7 @@ BAD_FILES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
 def test_bad_data_file(tmp_path, case):
     train, diag, message = BAD_FILES[case]
@@ -53,6 +54,7 @@ def test_bad_data_file(tmp_path, case):
     assert not list((tmp_path / "out").rglob("metrics.json"))
 
 
+@pytest.mark.slow
 def test_missing_file(tmp_path):
     root = _french_release(tmp_path / "data")
     (root / "French" / "TERRa" / "val_fr.jsonl").unlink()
@@ -69,6 +71,7 @@ def test_bad_range(tmp_path, value):
     assert_one_line_error(_train([f"seed={value}"], tmp_path), f"bad range 'seed={value}'", "seed=0..5")
 
 
+@pytest.mark.slow
 def test_missing_model_folder(tmp_path):
     root = _french_release(tmp_path / "data")
     result = _train(["lang=fr", f"model.name={tmp_path / 'no-such-model'}", f"data.root={root}"], tmp_path)

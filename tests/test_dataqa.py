@@ -146,6 +146,7 @@ def test_config_mode_reads_the_language_files(tmp_path):
     assert list(table["n_leaked"]) == [3, 3, 3, 0]        # the same three pairs in train, val and test
 
 
+@pytest.mark.slow
 def test_user_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"premise": "a", "hypothesis": "b", "label": "maybe"}\n')
@@ -180,6 +181,7 @@ def test_a_local_model_file_replaces_the_bundled_one(tmp_path, capsys):
     assert "lid.176.bin: no fastText language-identification model here" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_released_french_files(shared_data, tmp_path):
     train = shared_data / "French" / "TERRa" / "train_fr.jsonl"
     diag = shared_data / "French" / "diagnostics" / "LiDiRus_fr.jsonl"

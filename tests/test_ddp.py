@@ -62,6 +62,7 @@ def _accelerate_launch(args: list[str], cwd: Path) -> subprocess.CompletedProces
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_two_processes_write_one_run_that_trains_like_one_process(tmp_path):
     out = tmp_path / "ddp"
     result = _accelerate_launch([*RUN, f"paths.output_dir={out}"], tmp_path)
@@ -91,6 +92,7 @@ def _probs_with_batch_size(batch_size: int, tmp_path: Path) -> list[float]:
     return [p["prob_entailment"] for p in predictions(out / run)]
 
 
+@pytest.mark.slow
 def test_non_main_rank_writes_nothing(tmp_path):
     """Each rank gets its own run dir here, so whatever rank 1 writes would show."""
     out = tmp_path / "ddp"

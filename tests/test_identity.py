@@ -19,6 +19,7 @@ def variant(*overrides: str) -> str:
     return compose_config(["experiment=smoke", *overrides]).variant
 
 
+@pytest.mark.slow
 def test_variant_names_what_differs_from_the_experiment():
     assert variant() == "" and variant("seed=3") == ""
     assert variant("trainer.learning_rate=3e-5") == "lr3e-05"
@@ -37,6 +38,7 @@ def test_seeds_set_apart_from_seed_are_named_and_equal_ones_are_not():
     assert variant("seed=0", "seed_init=1", "seed_order=1", "trainer.max_epochs=3") == "ep3_init1_order1"
 
 
+@pytest.mark.slow
 def test_keys_that_change_no_result_and_keys_in_the_path_are_never_a_variant():
     for override in ("data.root=/elsewhere", "trainer.resume=true", "trainer.eval_batch_size=64",
                      "trainer.save_model=true", "logger=wandb", "paths.output_dir=/o", "force=true",
@@ -60,6 +62,7 @@ def test_run_subdir_and_family():
     assert variant_family("order5") == "" and variant_family("model-mbert") == "model-mbert"
 
 
+@pytest.mark.slow
 def test_a_learning_rate_sweep_keeps_both_runs(tmp_path):
     out = tmp_path / "outputs"
     result = train_cli(["experiment=smoke", "seed=0", "trainer.learning_rate=1e-5,3e-5",
@@ -71,6 +74,7 @@ def test_a_learning_rate_sweep_keeps_both_runs(tmp_path):
     assert "variant" in table[1] and [line.split()[2] for line in table[3:5]] == ["lr1e-05", "lr3e-05"]
 
 
+@pytest.mark.slow
 def test_an_init_by_order_grid_keeps_its_four_runs(tmp_path):
     out = tmp_path / "outputs"
     result = train_cli(["experiment=smoke", "seed=0", "seed_init=0,1", "seed_order=0,1",
@@ -91,6 +95,7 @@ def test_jobs_that_would_share_a_directory_are_refused_before_any_starts(tmp_pat
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_smoke_sweep_finished_before_variants_is_skipped_not_rerun(tmp_path):
     out = tmp_path / "outputs"
     shutil.copytree(OLD_SMOKE, out)

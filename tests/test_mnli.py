@@ -52,6 +52,7 @@ def test_setup_names(args, expected):
     assert setup_name(*args) == expected
 
 
+@pytest.mark.slow
 def test_a_run_with_mnli_records_its_setup(tmp_path):
     out = tmp_path / "outputs"
     result = train_cli([*QUICK, "seed=0", "hydra.mode=RUN", "data.mnli.n_samples=40",
@@ -62,6 +63,7 @@ def test_a_run_with_mnli_records_its_setup(tmp_path):
     assert metrics["n_train"] == 32 + 40
 
 
+@pytest.mark.slow
 def test_a_feature_presence_run_trains_on_its_controlled_subset(tmp_path):
     """The annotator picks 40 MNLI pairs of which exactly half contain a negation."""
     out = tmp_path / "outputs"

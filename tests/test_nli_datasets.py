@@ -140,6 +140,7 @@ TRANSLATE_TRAIN = ["experiment=smoke", "lang=fr", "data.max_train_samples=32", "
                    "data.extra_eval=[{name:xnli-test,path:facebook/xnli,config:fr,split:test}]"]
 
 
+@pytest.mark.slow
 def test_a_translate_train_smoke_sweep_records_its_setup_and_extra_set(tmp_path):
     """French training plus 40 XNLI-shaped French pairs read by their Hub id from the datasets cache,
     scored on the same set's test split: setup rte+xnli40, scores in metrics.json, the table, report.md."""
@@ -170,6 +171,7 @@ def test_a_translate_train_smoke_sweep_records_its_setup_and_extra_set(tmp_path)
     assert (tmp_path / "r" / "extra_eval_summary.csv").is_file()
 
 
+@pytest.mark.slow
 def test_an_extra_set_changes_no_directory_but_reruns_a_finished_run(tmp_path):
     tiny_xnli().save_to_disk(str(tmp_path / "xnli"))
     out = tmp_path / "outputs"
@@ -182,6 +184,7 @@ def test_an_extra_set_changes_no_directory_but_reruns_a_finished_run(tmp_path):
     assert runs(out)["smoke/en/rte/ep1/seed0"]["extra_eval"]["xnli-dev"]["n_items"] == 24
 
 
+@pytest.mark.slow
 def test_swedish_translate_train_and_a_missing_offline_dataset_are_one_line(tmp_path):
     swedish = train_cli(["experiment=translate_train", "lang=sv", "seed=0", f"paths.output_dir={tmp_path}"], tmp_path)
     assert_one_line_error(swedish, "xnli has no config 'sv'", "ar, bg, de")

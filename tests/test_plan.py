@@ -31,6 +31,7 @@ def test_released_sizes_are_the_releases():
     assert MNLI_TRAIN_SIZE == 392_702
 
 
+@pytest.mark.slow
 def test_baseline_is_five_languages_by_six_seeds():
     runs = planned_runs(["experiment=baseline"])
     assert len(runs) == 30
@@ -41,6 +42,7 @@ def test_baseline_is_five_languages_by_six_seeds():
     assert all(r.epochs == 10 and r.sizes == "release" for r in runs)
 
 
+@pytest.mark.slow
 def test_mnli_size_sweeps_sizes_in_order():
     runs = planned_runs(["experiment=mnli_size"])
     assert len(runs) == 2 * 8 * 6
@@ -51,6 +53,7 @@ def test_mnli_size_sweeps_sizes_in_order():
     assert {r.n_train for r in runs if r.setup == "rte+mnli1000" and r.lang == "en"} == {2490 + 1000}
 
 
+@pytest.mark.slow
 def test_command_line_range_narrows_the_preset():
     runs = planned_runs(["experiment=mnli_size", "seed=0..1", "lang=ru"])
     assert len(runs) == 8 * 2
@@ -88,6 +91,7 @@ def test_expected_epochs_and_counted_files(tmp_path, capsys):
     assert cut[0].n_train == 3
 
 
+@pytest.mark.slow
 def test_readable_table(capsys):
     main(["experiment=baseline", "seed=0..1", "plan.samples_per_second=40"])
     out = capsys.readouterr().out
@@ -134,6 +138,7 @@ def test_user_errors_in_process(argv, fragment, capsys):
     assert err.startswith("error: ") and fragment in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_unknown_experiment_exits_2():
     result = subprocess.run([sys.executable, "-m", "stability.plan", "experiment=nope"], cwd=REPO,
                             capture_output=True, text=True, timeout=120)

@@ -1,9 +1,12 @@
 """A real pretrained checkpoint through the real loading path (all-MiniLM-L6-v2, offline)."""
 from __future__ import annotations
 
+import pytest
+
 from helpers import QUICK, runs, train_cli
 
 
+@pytest.mark.slow
 def test_local_checkpoint_trains_and_evaluates(minilm_folder, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "outputs"

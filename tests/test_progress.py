@@ -1,6 +1,8 @@
 """Progress bars show on a terminal and stay out of pipes and log files."""
 from __future__ import annotations
 
+import pytest
+
 import os
 import pty
 import subprocess
@@ -14,6 +16,7 @@ def _run(args: list[str], cwd, stderr) -> tuple[subprocess.Popen, int | None]:
                             stdout=subprocess.PIPE, stderr=stderr)
 
 
+@pytest.mark.slow
 def test_terminal_shows_a_bar_per_epoch_pipe_only_log_lines(tmp_path):
     args = [*QUICK, "seed=0", "hydra.mode=RUN", f"paths.output_dir={tmp_path / 'outputs'}"]
     controller, terminal = pty.openpty()

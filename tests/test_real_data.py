@@ -35,6 +35,7 @@ def test_translations_align_with_french(shared_data, lang):
     assert other[0].premise != french[0].premise
 
 
+@pytest.mark.slow
 def test_tiny_run_on_french_scores_all_categories(shared_data, tmp_path):
     out = tmp_path / "outputs"
     result = train_cli(["lang=fr", "model=tiny", f"data.root={shared_data}", "data.max_train_samples=64",

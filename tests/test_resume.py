@@ -1,6 +1,8 @@
 """Resumable sweeps: finished runs are skipped by config fingerprint, killed ones redone."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -14,6 +16,7 @@ from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
 
 
+@pytest.mark.slow
 def test_skip_rerun_rules(tmp_path):
     out = tmp_path / "outputs"
     args = [*ONE_RUN, f"paths.output_dir={out}"]
@@ -56,6 +59,7 @@ def _kill_when(process: subprocess.Popen, ready, timeout: float = 300) -> None:
     process.wait()
 
 
+@pytest.mark.slow
 def test_killed_sweep_finishes_without_duplicates_and_equal_results(tmp_path):
     sweep = [*QUICK, "seed=0..2", "trainer.max_epochs=3"]
     reference = tmp_path / "reference"
@@ -76,6 +80,7 @@ def test_killed_sweep_finishes_without_duplicates_and_equal_results(tmp_path):
         assert predictions(out / name) == predictions(reference / name)
 
 
+@pytest.mark.slow
 def test_trainer_resume_continues_from_last_epoch(tmp_path):
     args = [*ONE_RUN, "trainer.max_epochs=4", "trainer.resume=true"]
     reference = tmp_path / "reference"

@@ -16,6 +16,7 @@ ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN", "trainer.max_epochs=3"]
 RUN = "smoke/en/rte/ep3_ntrain32/seed0"
 
 
+@pytest.mark.slow
 def test_saved_weights_reproduce_the_runs_predictions(tmp_path):
     out = tmp_path / "outputs"
     result = train_cli([*ONE_RUN, "trainer.save_model=true", f"paths.output_dir={out}"], tmp_path)

@@ -86,6 +86,7 @@ def test_every_state_from_the_files_alone(sweep, monkeypatch):
         "done 1 · running 2 · failed 1 · interrupted 2 · not started 1"
 
 
+@pytest.mark.slow
 def test_a_requeued_job_started_again_is_not_interrupted(sweep, monkeypatch):
     monkeypatch.setattr(squeue, "squeue_available", lambda: False)
     log = sweep / ".submitit" / "7_5" / "7_5_0_log.out"
@@ -108,6 +109,7 @@ def test_squeue_decides_where_it_answers(sweep, monkeypatch):
     assert (runs[6].state, runs[6].detail) == ("interrupted", "SLURM job 7_6 CANCELLED before the run finished")
 
 
+@pytest.mark.slow
 def test_status_command(sweep):
     result = subprocess.run([sys.executable, "-m", "stability.status", f"runs={sweep}"], capture_output=True,
                             text=True, timeout=300, cwd=sweep.parent)

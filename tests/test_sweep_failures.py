@@ -10,6 +10,7 @@ from stability.core.jobrecord import DONE, FAILED, read_job_record
 @pytest.mark.parametrize("launcher", [["hydra/launcher=basic"],
                                       ["hydra/launcher=local_gpus", "hydra.launcher.n_jobs=2"]],
                          ids=["basic", "joblib"])
+@pytest.mark.slow
 def test_a_broken_language_fails_its_jobs_only(tmp_path, launcher):
     root = builtin_release(tmp_path / "data", ["en", "fr"], broken="fr")
     out = tmp_path / "outputs"

@@ -1,6 +1,8 @@
 """End to end on the built-in data: sweeps, run directories, reproducibility, cached tokens."""
 from __future__ import annotations
 
+import pytest
+
 import json
 
 import yaml
@@ -11,6 +13,7 @@ from stability.core.taxonomy import FINE_CATEGORIES
 RUN_FILES = {"config.yaml", "metrics.json", "predictions.jsonl", "train_log.jsonl"}
 
 
+@pytest.mark.slow
 def test_seed_range_sweep_reproducibility_and_cache(tmp_path):
     out = tmp_path / "outputs"
     sweep = train_cli([*QUICK, "seed=0..1", f"paths.output_dir={out}"], tmp_path)
@@ -40,6 +43,7 @@ def test_seed_range_sweep_reproducibility_and_cache(tmp_path):
     assert [p["prob_entailment"] for p in other] != [p["prob_entailment"] for p in first]
 
 
+@pytest.mark.slow
 def test_seed_init_and_seed_order_set_apart(tmp_path):
     out = tmp_path / "outputs"
     result = train_cli([*QUICK, "seed=0", "seed_order=5", "hydra.mode=RUN", f"paths.output_dir={out}"],

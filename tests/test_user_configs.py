@@ -1,6 +1,8 @@
 """Users add presets and machine settings without editing the package: `hydra.searchpath`."""
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from helpers import runs, train_cli
@@ -28,6 +30,7 @@ def _user_dir(root: Path, output_dir: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_user_preset_and_local_settings_from_an_extra_search_path(tmp_path):
     out = tmp_path / "mine_outputs"
     user = _user_dir(tmp_path / "my_configs", out)

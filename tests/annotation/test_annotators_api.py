@@ -30,6 +30,7 @@ def test_english_and_russian_support_all_features(lang):
     assert pair.to_json()["unsupported"] == []
 
 
+@pytest.mark.slow
 def test_pair_features_union_of_sentences_and_example_input():
     example = Example(idx="0", premise="Le chat n'était pas assis.", hypothesis="Tom ou Marie viendra.",
                       label=1, lang="fr", source="test")

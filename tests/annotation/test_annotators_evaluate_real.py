@@ -10,6 +10,7 @@ FILES = {"fr": "French/diagnostics/LiDiRus_fr.jsonl", "de": "German/diagnostics/
 HEADLINE = ["Negation", "Conditionals", "Disjunction", "Conjunction", "Quantifiers"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", sorted(FILES))
 def test_recall_on_released_diagnostics(shared_data, lang):
     examples = read_examples(shared_data / FILES[lang], lang)

@@ -36,11 +36,13 @@ def _run_without_weights(root: Path, lang: str) -> Path:
     return run.path
 
 
+@pytest.mark.slow
 def test_missing_checkpoint(tmp_path):
     result = probe_cli([f"model.name={tmp_path / 'no-such-model'}", "data.source=builtin"], tmp_path)
     assert_one_line_error(result, "cannot load the pretrained encoder", "no-such-model")
 
 
+@pytest.mark.slow
 def test_run_without_saved_weights(tmp_path):
     run = _run_without_weights(tmp_path / "sweep", "en")
     result = probe_cli([f"runs={tmp_path / 'sweep'}", "data.source=builtin"], tmp_path)
@@ -51,6 +53,7 @@ def test_run_without_saved_weights(tmp_path):
     (["lang=en"], ("no runs of lang=en under this folder (it holds fr)", "pass lang=fr")),
     (["lang=fr", "probe.labels=silver"], ("probe.labels='silver' is not known",)),
 ])
+@pytest.mark.slow
 def test_bad_arguments(tmp_path, args, fragments):
     _run_without_weights(tmp_path / "sweep", "fr")
     result = probe_cli([f"runs={tmp_path / 'sweep'}", "data.source=builtin", *args], tmp_path)
@@ -73,6 +76,7 @@ def test_bad_probe_settings(override, message):
         job_configs([override], PROBE_CONFIG_NAME)
 
 
+@pytest.mark.slow
 def test_tiny_model_needs_runs(tmp_path):
     assert_one_line_error(probe_cli(["model=tiny"], tmp_path), "model=tiny has no pretrained weights")
 
@@ -129,6 +133,7 @@ def test_runs_that_disagree_on_a_data_setting(tmp_path):
     assert _recorded(tmp_path, [f"data.root={tmp_path / 'c'}"]).cfg.data.root == str(tmp_path / "c")
 
 
+@pytest.mark.slow
 def test_a_mixed_language_folder_is_one_line(tmp_path):
     _run(tmp_path / "sweep", "fr", 0)
     _run(tmp_path / "sweep", "en", 0)

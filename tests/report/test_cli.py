@@ -139,6 +139,7 @@ def test_missing_path_empty_folder_unknown_setup_exit_2(tmp_path, capsys):
     assert status == 2 and "'rte+mnli' not in the results" in err
 
 
+@pytest.mark.slow
 def test_python_dash_m_reports_user_error(tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text("lang,setup,seed\nfr,rte,0\n")
@@ -148,6 +149,7 @@ def test_python_dash_m_reports_user_error(tmp_path):
     assert done.stderr.splitlines() == [done.stderr.strip()] and "missing columns: category, mcc" in done.stderr
 
 
+@pytest.mark.slow
 def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
     out = tmp_path / "figs"
     run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=20", "compare=[rte,rte+mnli10000]")
@@ -197,6 +199,7 @@ def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, caps
                                                f"report.md to {tmp_path / 'runs' / 'report'}")
 
 
+@pytest.mark.slow
 def test_help_says_what_it_reads_and_writes():
     done = subprocess.run([sys.executable, "-m", "stability.report", "--help"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[2])

@@ -70,6 +70,7 @@ def test_old_record_without_majority_is_judged_by_predictions(tmp_path):
     assert not row["failed"] and row["judged_by"].startswith("nothing")
 
 
+@pytest.mark.slow
 def test_failed_run_counted_and_left_out_of_nonfailed_statistics(runs_with_a_failure, tmp_path):
     out = tmp_path / "report"
     main([f"runs={runs_with_a_failure}", f"out={out}", "bootstrap=0"])

@@ -25,6 +25,8 @@ from stability.statistics import dominance
 from stability.statistics.multiplicity import delta_table
 from stability.statistics.variance import variance_table
 
+pytestmark = pytest.mark.slow   # a module fixture trains or reports for tens of seconds
+
 N_ITEMS = 120
 BOOT = 200
 ASO_ITERATIONS = 10
@@ -243,6 +245,7 @@ def test_seed_power_equals_statsmodels_power(report):
     assert (languages["lang"] == "").all()
 
 
+@pytest.mark.slow
 def test_plan_prints_the_seeds_a_planned_sweep_needs(report, capsys):
     plan_main(["lang=fr", "seed=0..9", f"plan.power_from={report}", "plan.power_delta=0.2",
                "plan.json=true"])
