@@ -165,6 +165,9 @@ _SOURCES = (("init", "seed_init (initialisation)", "#4c72b0"), ("order", "seed_o
             ("residual", "residual (interaction and noise)", "#b0b0b0"))
 
 
+_PANELS_PER_ROW = 4   # grids per row of variance_sources.png, so that many grids wrap instead of one wide strip
+
+
 def variance_shares_plot(table: pd.DataFrame, out: Path) -> Path:
     """Per grid (lang, setup, family, seed), one panel of stacked horizontal bars: the shares of
     the MCC's sum of squares from seed_init, seed_order and the residual, for the overall MCC and
@@ -173,10 +176,14 @@ def variance_shares_plot(table: pd.DataFrame, out: Path) -> Path:
     groups = list(rows.groupby(["lang", "setup", "family", "seed"], sort=True))
     present = set(rows["category"])
     order = [OVERALL, *(name for name in FINE_CATEGORIES if name in present)]
-    fig, axes = plt.subplots(1, len(groups), figsize=(3.6 + 3.2 * len(groups), 1.8 + 0.28 * len(order)),
+    columns = min(len(groups), _PANELS_PER_ROW)
+    n_rows = -(-len(groups) // columns)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(3.6 + 3.2 * columns, (1.8 + 0.28 * len(order)) * n_rows),
                              squeeze=False, sharey=True)
+    for ax in axes.flat[len(groups):]:
+        ax.set_visible(False)
     y = np.arange(len(order))
-    for ax, ((lang, setup, family, seed), group) in zip(axes[0], groups):
+    for ax, ((lang, setup, family, seed), group) in zip(axes.flat, groups):
         shares = group.set_index("category").reindex(order)
         left = np.zeros(len(order))
         for source, label, colour in _SOURCES:
@@ -196,7 +203,7 @@ def variance_shares_plot(table: pd.DataFrame, out: Path) -> Path:
         ax.grid(axis="x", alpha=0.3)
     axes[0, 0].set_yticks(y, order)
     axes[0, 0].invert_yaxis()
-    axes[0, -1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    axes[0, columns - 1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle("Where the seed variance of MCC comes from (two-way ANOVA without replication)", fontsize=10)
     return save_figure(fig, out / "variance_sources.png")
 
