@@ -79,6 +79,10 @@ BAD_OVERRIDES = {
 }
 
 
+def test_a_required_key_left_out_is_one_line(tmp_path):
+    assert_one_line_error(front_door(["status"], tmp_path), "runs is required", "pass runs=")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", _help_params())
 def test_a_bad_override_is_one_line(tmp_path, command):

@@ -80,6 +80,9 @@ def _job(task: Task) -> Callable[[DictConfig], object]:
     guarded = exit_on_user_error(task)
 
     def job(cfg: DictConfig) -> object:
+        # a model that cannot be fetched is our one-line error; the Hub client's own warnings
+        # about each failed request would come first and make it several lines
+        logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
         hydra_cfg = HydraConfig.get()
         if hydra_cfg.mode != RunMode.MULTIRUN:
             return guarded(cfg)

@@ -140,6 +140,10 @@ def composition_error(err: Exception, config_name: str) -> UserError:
     cause = err.__cause__
     if message.startswith("Error merging override ") and isinstance(cause, OmegaConfBaseException):
         message = f"'{message.removeprefix('Error merging override ')}': {first_line(getattr(cause, 'msg', None) or cause)}"
+    missing = re.search(r"missing mandatory value: ([\w.]+)", message)
+    if missing:
+        return UserError(f"{missing.group(1)} is required",
+                         fix=f"pass {missing.group(1)}=... (--help says what it takes)")
     unknown = re.match(r"Could not override '(.+)'\.", message)
     if unknown:  # Hydra's hint (append it with +key=value) would fail on a typed config too
         return UserError(f"unknown key '{unknown.group(1)}'",
