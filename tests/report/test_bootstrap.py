@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import item_categories, mcc, noisy_predictions
+from report_runs import item_categories, mcc, noisy_predictions
 
 from stability.core.metrics import mcc_from_counts
 from stability.report.bootstrap import CI_CATEGORIES, bootstrap_ci, bootstrap_deltas, item_matrix

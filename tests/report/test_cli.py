@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import write_metrics
+from report_runs import write_metrics
 
 from stability.report.cli import main
 

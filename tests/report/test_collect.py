@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import write_metrics
+from report_runs import write_metrics
 
 from stability.core.errors import UserError
 from stability.core.taxonomy import FINE_CATEGORIES, TAXONOMY

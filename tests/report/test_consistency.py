@@ -6,7 +6,7 @@ import logging
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import write_run
+from report_runs import write_run
 from sklearn.metrics import cohen_kappa_score
 
 from stability.report.cli import main

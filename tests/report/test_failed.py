@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import item_categories, noisy_predictions, write_metrics, write_run
+from report_runs import item_categories, noisy_predictions, write_metrics, write_run
 
 from stability.statistics import figures
 from stability.report.cli import main
