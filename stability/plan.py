@@ -22,8 +22,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
+from stability.core.errors import exit_on_user_error
 from stability.core.jobs import job_configs
-from stability.core.overrides import MULTIRUN_FLAGS
+from stability.core.overrides import MULTIRUN_FLAGS, PRINT_FLAGS
 from stability.core.schemas.plan import PlanOptions
 from stability.report.power import planned_power, power_header, power_rows, read_seed_power, summarise
 from stability.statistics.seeds import GROUP_KEY, condition_name
@@ -71,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if power is not None:
             print_power(power, str(options.power_from), options.power_delta)
 
+    if any(argument.split("=")[0] in PRINT_FLAGS for argument in own):
+        exit_on_user_error(job_configs)(training, CONFIG_NAME)  # --cfg prints the plan's config; the training keys are checked all the same
     run_command("plan", task, own, check=check)
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -14,10 +15,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
+from stability.core.runlock import hold_run
 from stability.core.schemas.train import train_settings
 from stability.finetune.distributed import leave_process_group, rank_overrides
 from stability.sweep.devices import job_device
-from stability.sweep.guard import refuse_shared_run_dirs
+from stability.sweep.guard import check_sweep
+from stability.sweep.squeue import job_queued
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +43,11 @@ def task(cfg: DictConfig) -> float | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Every job is composed before the first starts: a bad value, or two jobs that would share
-    a run directory, is one line now rather than a failure (or a lost run) halfway through."""
-    run_command(CONFIG_NAME, task, argv, check=refuse_shared_run_dirs, extra_overrides=rank_overrides())
+    """Every job is composed before the first starts: a bad value, two jobs that would share a
+    run directory or compute the same run, or a finished run another config or other data would
+    replace, is refused now (`sweep.guard`) rather than a failure (or a lost run) halfway through."""
+    run_command(CONFIG_NAME, task, argv, check=check_sweep, extra_overrides=rank_overrides(),
+                hold=partial(hold_run, slurm_queued=job_queued))  # one writer per run
     leave_process_group()
 
 

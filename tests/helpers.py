@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from stability.core.config import compose_config
+from stability.core.runrecord import iter_runs
 
 QUICK = ["experiment=smoke", "data.max_train_samples=32", "trainer.max_epochs=2"]
 # the run variant these overrides give against the smoke preset: its runs live in
@@ -33,9 +34,10 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
 
 
 def runs(output_dir: Path) -> dict[str, dict]:
-    """metrics.json of every run under a folder, keyed by its path relative to the folder."""
-    return {str(p.parent.relative_to(output_dir)): json.loads(p.read_text(encoding="utf-8"))
-            for p in sorted(output_dir.rglob("metrics.json"))}
+    """metrics.json of every run under a folder (not the runs a forced rerun replaced), keyed by
+    its path relative to the folder."""
+    return {str(run.path.relative_to(output_dir)): json.loads((run.path / "metrics.json").read_text(encoding="utf-8"))
+            for run in iter_runs(output_dir)}
 
 
 def predictions(run_dir: Path) -> list[dict]:

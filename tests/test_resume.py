@@ -32,13 +32,15 @@ def test_skip_rerun_rules(tmp_path):
     assert "[skip]" not in other_lr.stdout and metrics.stat().st_mtime_ns == stamp
     assert (out / f"smoke/en/rte/lr0.002_{QUICK_VARIANT}/seed0/metrics.json").is_file()
 
-    # a key the identity leaves out but the fingerprint holds: same directory, rerun
+    # a key the identity leaves out but the fingerprint holds: same directory, refused
     changed = train_cli([*args, "trainer.eval_batch_size=64"], tmp_path)
-    assert "[skip]" not in changed.stdout and metrics.stat().st_mtime_ns != stamp
-    stamp = metrics.stat().st_mtime_ns
+    assert changed.returncode == 2 and "trainer.eval_batch_size: 128 -> 64" in changed.stderr
+    assert metrics.stat().st_mtime_ns == stamp
 
+    # forced: redone, the finished run kept under replaced/
     forced = train_cli([*args, "trainer.eval_batch_size=64", "force=true"], tmp_path)
     assert "[skip]" not in forced.stdout and metrics.stat().st_mtime_ns != stamp
+    assert [path.name for path in (metrics.parent / "replaced").iterdir()] != []
 
     metrics.unlink()
     redone = train_cli([*args, "trainer.eval_batch_size=64"], tmp_path)

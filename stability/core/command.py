@@ -9,11 +9,18 @@ wrong key, type or range is one line and exit status 2 before any work, also for
 In a multirun one failing job does not end the sweep: the job records its one-line error in
 its folder (`core.jobrecord`), the other jobs go on, and the command ends with a summary
 naming each failed job and its error, and exit status 1.
+
+A command may `hold` each job's folder while the job runs (training holds its run:
+`core.runlock`). A job whose folder another live process holds writes nothing, says
+`[held] <folder>: held by host:pid; left alone` and returns None: a held job is not a failure
+(its holder runs it, and `status` shows it), so a sweep whose other jobs all succeed exits 0;
+its end counts the runs other processes still hold. Under DDP only the main rank records the job.
 """
 from __future__ import annotations
 
 import logging
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -24,12 +31,16 @@ from omegaconf import DictConfig
 
 from stability.core.config import CONF_DIR
 from stability.core.errors import UserError, exit_on_user_error, first_line
-from stability.core.jobrecord import FAILED, JobRecord, job_dir, read_job_record, write_job_record
+from stability.core.jobrecord import FAILED, RUNNING, JobRecord, job_dir, read_job_record, write_job_record
 from stability.core.jobs import job_configs
-from stability.core.overrides import HYDRA_FLAGS, MULTIRUN_FLAGS, prepare_argv
+from stability.core.overrides import CHECKED_FLAGS, HYDRA_FLAGS, MULTIRUN_FLAGS, PRINT_FLAGS, prepare_argv
+from stability.core.ranks import launch_rank
+from stability.core.runlock import RunHeld
 
 Task = Callable[[DictConfig], object]
 Check = Callable[[list[DictConfig]], None]
+# a job's folder -> a context that holds it while the job runs; raises RunHeld when another process does
+Hold = Callable[[Path], AbstractContextManager[object]]
 # exit status of a sweep in which some jobs failed (a user error before any job is 2)
 JOBS_FAILED_STATUS = 1
 
@@ -38,35 +49,45 @@ log = logging.getLogger(__name__)
 
 @exit_on_user_error
 def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None, *,
-                check: Check | None = None, extra_overrides: Sequence[str] = ()) -> None:
+                check: Check | None = None, extra_overrides: Sequence[str] = (), hold: Hold | None = None) -> None:
     """Compose and check every job of `argv`, run `check` on them (e.g. no two runs share a
     directory), then hand the command line to Hydra, which calls `task(cfg)` once per job.
 
     `task` runs inside Hydra's job: a UserError there is one line and status 2 as well, for a
-    single run; in a sweep it fails that job only (see the module docstring).
+    single run; in a sweep it fails that job only (see the module docstring). `hold`, if given,
+    holds each job's folder while the job runs, before the job writes anything there.
     """
     arguments = prepare_argv(list(sys.argv[1:] if argv is None else argv), CONF_DIR)
     unknown = [arg for arg in arguments if arg.startswith("-") and arg.split("=")[0] not in HYDRA_FLAGS]
     if unknown:  # e.g. an argparse-style --lang fr: Hydra would print its whole usage
         raise UserError(f"unknown option '{unknown[0]}'",
                         fix="options are key=value overrides, e.g. lang=fr files=[a.jsonl]; --help lists the keys")
+    flags = [arg.split("=")[0] for arg in arguments if arg.startswith("-")]
     configs: list[DictConfig] = []
-    if all(arg in MULTIRUN_FLAGS for arg in arguments if arg.startswith("-")):  # not --help, --cfg, ...
+    if all(flag in CHECKED_FLAGS for flag in flags):  # not --help, --info, --config-name, ...
         configs = job_configs(arguments, config_name)
-        if check is not None:
+        if any(flag in PRINT_FLAGS for flag in flags):
+            configs = []  # --cfg job: Hydra only prints, so no check and no jobs to sum up
+        elif check is not None:
             check(configs)
     sys.argv = [sys.argv[0], *arguments, *extra_overrides]
-    hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(_job(task))()
+    hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(_job(task, hold))()
     multirun = any(arg in MULTIRUN_FLAGS for arg in arguments) or \
         any(cfg.hydra.mode == RunMode.MULTIRUN for cfg in configs[:1])
     if multirun:
-        _exit_if_jobs_failed([job_dir(cfg) for cfg in configs])
+        _end_of_sweep(configs)
 
 
-def _exit_if_jobs_failed(directories: list[Path]) -> None:
-    """The end of a sweep: each failed job's folder and one-line error, then exit status 1."""
-    failed = [(directory, record.error) for directory in directories
-              if (record := read_job_record(directory)) is not None and record.state == FAILED]
+def _end_of_sweep(configs: list[DictConfig]) -> None:
+    """The end of a sweep: how many runs other processes still hold (a job of this sweep left
+    them alone), then each failed job's folder and one-line error, and exit status 1."""
+    directories = [job_dir(cfg, number) for number, cfg in enumerate(configs)]
+    records = {directory: record for directory in directories if (record := read_job_record(directory))}
+    held = sum(record.state == RUNNING for record in records.values())
+    if held:
+        print(f"{held} of {len(directories)} runs are still running in other processes that hold them; "
+              f"nli-stability status runs={configs[0].hydra.sweep.dir} follows them", file=sys.stderr)
+    failed = [(directory, record.error) for directory, record in records.items() if record.state == FAILED]
     if failed:
         lines = [f"{len(failed)} of {len(directories)} jobs failed:",
                  *(f"  {directory}: {error}" for directory, error in failed)]
@@ -74,9 +95,10 @@ def _exit_if_jobs_failed(directories: list[Path]) -> None:
         sys.exit(JOBS_FAILED_STATUS)
 
 
-def _job(task: Task) -> Callable[[DictConfig], object]:
+def _job(task: Task, hold: Hold | None) -> Callable[[DictConfig], object]:
     """`task` with user errors turned into one line (Hydra would print a UserError reaching it
-    as a traceback, status 1); in a multirun, with its job record written around it."""
+    as a traceback, status 1); its folder held around it (`hold`); in a multirun, with its job
+    record written around it."""
     guarded = exit_on_user_error(task)
 
     def job(cfg: DictConfig) -> object:
@@ -84,18 +106,31 @@ def _job(task: Task) -> Callable[[DictConfig], object]:
         # about each failed request would come first and make it several lines
         logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
         hydra_cfg = HydraConfig.get()
-        if hydra_cfg.mode != RunMode.MULTIRUN:
-            return guarded(cfg)
-        return _recorded(task, cfg, Path(hydra_cfg.runtime.output_dir))
+        directory = Path(hydra_cfg.runtime.output_dir)
+        try:
+            with nullcontext() if hold is None else hold(directory):
+                if hydra_cfg.mode != RunMode.MULTIRUN:
+                    return guarded(cfg)
+                return _recorded(task, cfg, directory)
+        except RunHeld as held:
+            log.info("[held] %s: %s; left alone", directory, held)
+            return None
 
     job.__module__ = task.__module__  # Hydra names the job and finds the calling file from here
     return job
 
 
 def _recorded(task: Task, cfg: DictConfig, directory: Path) -> object:
-    """One job of a sweep: any error ends this job only, as one line in its record and log."""
+    """One job of a sweep: any error ends this job only, as one line in its record and log (the
+    main rank's: under DDP every rank runs the job, the main one records it)."""
     record = JobRecord.started_here()
-    write_job_record(directory, record)
+    main = launch_rank() == 0
+
+    def write(state: JobRecord) -> None:
+        if main:
+            write_job_record(directory, state)
+
+    write(record)
     try:
         result = task(cfg)
     except UserError as err:
@@ -105,7 +140,7 @@ def _recorded(task: Task, cfg: DictConfig, directory: Path) -> object:
         error = f"{type(err).__name__}: {first_line(err)}"
         log.exception("job failed: %s", error)
     else:
-        write_job_record(directory, record.finished())
+        write(record.finished())
         return result
-    write_job_record(directory, record.finished(error))
+    write(record.finished(error))
     return None

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from stability.core.atomic import atomic_write_text
 
@@ -55,9 +55,12 @@ def slurm_job_id(env: Mapping[str, str] = os.environ) -> str | None:
     return env.get("SLURM_JOB_ID")
 
 
-def job_dir(cfg: DictConfig) -> Path:
-    """The folder Hydra gives this job of a sweep (`hydra.sweep.dir`/`hydra.sweep.subdir`)."""
-    return Path(str(cfg.hydra.sweep.dir)) / str(cfg.hydra.sweep.subdir)
+def job_dir(cfg: DictConfig, number: int) -> Path:
+    """The folder Hydra gives job `number` of a sweep (`hydra.sweep.dir`/`hydra.sweep.subdir`).
+    A subdir left unresolved in a config composed before the sweep names the job by its number
+    (`${hydra.job.num}`, Hydra's default), which Hydra sets only once the job runs."""
+    subdir = str(number) if OmegaConf.is_missing(cfg.hydra.sweep, "subdir") else str(cfg.hydra.sweep.subdir)
+    return Path(str(cfg.hydra.sweep.dir)) / subdir
 
 
 def write_job_record(directory: Path, record: JobRecord) -> None:

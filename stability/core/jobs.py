@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import itertools
 import re
 import typing
@@ -27,12 +28,13 @@ from hydra.core.override_parser.types import Override
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.errors import HydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import Container, DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
 from stability.core.errors import UserError, first_line
-from stability.core.overrides import MULTIRUN_FLAGS, group_options, prepare_argv, user_config_dirs
+from stability.core.overrides import (CHECKED_FLAGS, MULTIRUN_FLAGS, PRINT_FLAGS, group_options, prepare_argv,
+                                      split_flags, user_config_dirs)
 
 # The `_target_` of hydra/sweeper=basic, the only sweeper whose expansion the plan knows.
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
@@ -92,14 +94,15 @@ def _compose_jobs(config_name: str, hydra_lines: list[str], jobs: list[list[str]
 def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path = CONF_DIR) -> list[DictConfig]:
     """The config of every job a command line with these arguments would launch, resolved and
     checked against its schema (`OmegaConf.to_object`), with its `hydra` node (a training run's
-    directory is `hydra.sweep.dir`/`hydra.sweep.subdir`). Anything wrong is one UserError."""
-    prepared = prepare_argv(argv, conf_dir)
-    flags = [arg for arg in prepared if arg.startswith("-")]
-    unknown = [flag for flag in flags if flag not in MULTIRUN_FLAGS]
+    directory is `hydra.sweep.dir`/`hydra.sweep.subdir`). Anything wrong is one UserError.
+    `argv` may hold -m and the flags that print the config (`--cfg job`); with those only the
+    keys are checked, since a config being looked at may still lack a value (`runs=???`)."""
+    flags, arguments = split_flags(prepare_argv(argv, conf_dir))
+    unknown = [flag for flag in flags if flag not in CHECKED_FLAGS]
     if unknown:
         raise UserError(f"unknown option '{unknown[0]}'", fix="pass overrides key=value (see --help)")
     try:
-        overrides = OverridesParser.create().parse_overrides([a for a in prepared if not a.startswith("-")])
+        overrides = OverridesParser.create().parse_overrides(arguments)
     except HydraException as err:  # prepare_argv checks only the key=value arguments
         raise UserError(first_line(err), fix="write overrides as key=value") from None
     hydra_lines = [o.input_line for o in overrides if o.is_hydra_override()]
@@ -108,12 +111,14 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3", job_name=config_name):
             fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
             master = compose(config_name, overrides=fixed, return_hydra_config=True)
-            multirun = bool(flags) or master.hydra.mode == RunMode.MULTIRUN
+            multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
             config_dirs = [conf_dir, *user_config_dirs(overrides)]
             configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs)
             for cfg in configs:
-                OmegaConf.resolve(cfg)  # interpolation errors surface here, as user errors
-                OmegaConf.to_object(without_hydra(cfg))  # the schemas' types and ranges
+                refuse_undeclared_keys(cfg, config_name)
+                if not any(flag in PRINT_FLAGS for flag in flags):
+                    OmegaConf.resolve(cfg)  # interpolation errors surface here, as user errors
+                    OmegaConf.to_object(without_hydra(cfg))  # the schemas' types and ranges
             return configs
     except (HydraException, OmegaConfBaseException) as err:
         if isinstance(err.__context__, UserError):  # raised by a resolver: already one line
@@ -127,6 +132,55 @@ def without_hydra(cfg: DictConfig) -> DictConfig:
     with open_dict(copied):
         copied.pop("hydra", None)
     return copied
+
+
+def refuse_undeclared_keys(cfg: DictConfig, config_name: str) -> None:
+    """A key no schema declares, as one UserError. Struct mode refuses `key=value` of an unknown
+    key, but `+key=value` and `++key=value` add it, and `OmegaConf.to_object` keeps it as a
+    mere attribute: a typo would run silently with the preset's value and name the variant."""
+    undeclared = _undeclared(without_hydra(cfg))
+    if undeclared is not None:
+        raise unknown_key(*undeclared, config_name)
+
+
+def _undeclared(node: Container, path: str = "") -> tuple[str, type] | None:
+    """The first key under `node` that is no field of its node's dataclass, and that dataclass;
+    nodes typed Dict or Any (label maps, `columns`, `lang.files`, `annotator`) take any key."""
+    if node._is_none() or node._is_missing() or node._is_interpolation():
+        return None
+    schema = OmegaConf.get_type(node)
+    fields = {field.name for field in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema) else None
+    for key in node.keys() if isinstance(node, DictConfig) else range(len(node)):
+        full_key = f"{path}[{key}]" if isinstance(node, ListConfig) else f"{path}.{key}".lstrip(".")
+        if fields is not None and key not in fields:
+            return full_key, typing.cast(type, schema)
+        child = node._get_node(key)
+        if isinstance(child, Container) and (found := _undeclared(child, full_key)) is not None:
+            return found
+    return None
+
+
+def declared_keys(schema: type, prefix: str = "") -> list[str]:
+    """The dotted keys a dataclass schema declares, its dataclass-typed fields' keys included."""
+    hints = typing.get_type_hints(schema)
+    keys = []
+    for field in dataclasses.fields(schema):
+        key = f"{prefix}.{field.name}".lstrip(".")
+        keys.append(key)
+        if dataclasses.is_dataclass(hints[field.name]):
+            keys.extend(declared_keys(hints[field.name], key))
+    return keys
+
+
+def unknown_key(full_key: str, schema: type, config_name: str) -> UserError:
+    """`full_key` is not declared by `schema`, the node it was set in: one line, suggesting the
+    closest key that node declares (Hydra would advise appending it with `+`). Keys are compared
+    below that node, so their shared prefix (`trainer.`) does not make every key look close."""
+    parent, _, key = full_key.rpartition(".")
+    closest = difflib.get_close_matches(key, declared_keys(schema), n=1)
+    guess = f"did you mean {parent}{'.' if parent else ''}{closest[0]}?" if closest else "check its spelling;"
+    return UserError(f"unknown key '{full_key}'",
+                     fix=f"{guess} --help lists the keys, --cfg job prints the {config_name} config")
 
 
 def composition_error(err: Exception, config_name: str) -> UserError:
@@ -144,10 +198,18 @@ def composition_error(err: Exception, config_name: str) -> UserError:
     if missing:
         return UserError(f"{missing.group(1)} is required",
                          fix=f"pass {missing.group(1)}=... (--help says what it takes)")
+    twice = re.match(r"Multiple values for ([\w/]+)\.|([\w/]+) appears more than once in the final defaults", message)
+    if twice:  # `+experiment=smoke`: the defaults list has the group already (maybe as null)
+        group = twice.group(1) or twice.group(2)
+        return UserError(f"{group} is chosen twice", fix=f"choose it once, without +: {group}=<option>")
     unknown = re.match(r"Could not override '(.+)'\.", message)
-    if unknown:  # Hydra's hint (append it with +key=value) would fail on a typed config too
-        return UserError(f"unknown key '{unknown.group(1)}'",
-                         fix=f"check its spelling (--help lists the keys, --cfg job prints the {config_name} config)")
+    if unknown:
+        key, schema = unknown.group(1), getattr(cause, "object_type", None)
+        if dataclasses.is_dataclass(schema):  # Hydra's hint, append it with +key=value, is refused too
+            return unknown_key(str(getattr(cause, "full_key", None) or key), typing.cast(type, schema), config_name)
+        # a free-form map's new key (a label map's): there Hydra's hint is right
+        append = lines[1].rpartition(" ")[2] if len(lines) > 1 and lines[1].startswith("To append") else f"+{key}=..."
+        return UserError(f"'{key}' is a new key of its map", fix=f"add it with {append}")
     hints = [line for line in lines[1:] if not line.startswith(("full_key", "object_type", "reference_type", "See "))]
     return UserError(f"cannot compose the config: {message}",
                      fix=hints[0] if hints else f"check the key and its value (--help lists them, --cfg job "

@@ -22,6 +22,13 @@ HYDRA_FLAGS = frozenset({"-h", "--help", "--hydra-help", "--version", "-c", "--c
                          "-i", "--info", "-r", "--run", "-m", "--multirun", "-sc", "--shell-completion",
                          "-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir",
                          "--experimental-rerun"})
+# Hydra's flags that print the config instead of running it: the jobs are composed and checked
+# first all the same, so a wrong key is our one line there too, not Hydra's advice to add it
+PRINT_FLAGS = ("-c", "--cfg", "--resolve", "-p", "--package")
+CHECKED_FLAGS = frozenset(MULTIRUN_FLAGS + PRINT_FLAGS)
+# Hydra's flags that take a value as the next argument (`--cfg job`, `-p trainer`)
+_VALUE_FLAGS = frozenset({"-c", "--cfg", "-p", "--package", "-cp", "--config-path", "-cn", "--config-name",
+                          "-cd", "--config-dir", "--experimental-rerun"})
 _FILE_SCHEME = "file://"
 
 
@@ -72,6 +79,24 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
             and not any(flag in out for flag in MULTIRUN_FLAGS):
         out.insert(0, "--multirun")
     return out
+
+
+def split_flags(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the flags' names, the overrides) of a command line: a flag's value (`job` of `--cfg job`,
+    or of `--cfg=job`) is neither, since it is no override to compose."""
+    flags: list[str] = []
+    overrides: list[str] = []
+    takes_value = False
+    for arg in argv:
+        if takes_value:
+            takes_value = False
+        elif arg.startswith("-"):
+            name = arg.split("=", 1)[0]
+            flags.append(name)
+            takes_value = name in _VALUE_FLAGS and "=" not in arg
+        else:
+            overrides.append(arg)
+    return flags, overrides
 
 
 def user_config_dirs(parsed_overrides: list) -> list[Path]:

@@ -7,14 +7,19 @@ presence means the run is complete. It carries a `schema` version: files written
 versions existed (main up to commit 807686d) read as schema 1, whose fields they share.
 Schema 2 adds the run's `variant` (see `stability.core.identity`); a schema-1 record has the
 empty variant, which is what every run had then. Schema 3 adds `extra_eval`, the scores on
-the extra evaluation sets (`data.extra_eval`) by set name; older records have none. Any other version is a user error rather
-than a silent misreading (code that reads schema 1 only would pool variants).
+the extra evaluation sets (`data.extra_eval`) by set name; older records have none. Schema 4
+adds `inputs`, the content of every input the run read (`role -> {"source", "sha256"}`: data
+files, datasets, the model; see `stability.data.inputs`), and the run's `started` / `ended`
+times; a record without inputs is one whose inputs were not recorded (treated as matching,
+counted as such by the report). Any other version is a user error rather than a silent
+misreading (code that reads schema 1 only would pool variants).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -25,17 +30,27 @@ from stability.core.atomic import atomic_write_jsonl, atomic_write_text, jsonl_t
 from stability.core.errors import UserError
 from stability.core.taxonomy import FINE_CATEGORIES
 
-SCHEMA_VERSION = 3
-_KNOWN_SCHEMAS = (1, 2, 3)
+SCHEMA_VERSION = 4
+_KNOWN_SCHEMAS = (1, 2, 3, 4)
 _METRICS_FILE = "metrics.json"
 _PREDICTIONS_FILE = "predictions.jsonl"
 _TRAIN_LOG_FILE = "train_log.jsonl"
 _CONFIG_FILE = "config.yaml"
 _CHECKPOINT = Path("checkpoint") / "last.pt"
 _MODEL_DIR = "model"
+# held while a process trains the run (`stability.core.runlock`): one writer per run
+_LOCK_FILE = "run.lock"
+# a rerun of a finished run trains here; the finished run moves under `replaced/<time>/` only
+# once the rerun has finished, so an interrupted rerun loses nothing
+_STAGING_DIR = ".staging"
+_REPLACED_DIR = "replaced"
+# folders inside a run directory that hold runs which are not the run itself
+RESERVED_DIRS = (_STAGING_DIR, _REPLACED_DIR)
+# what makes up a run (moved together when a rerun replaces it); metrics.json marks it finished
+_RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR)
 # Dotted keys that do not change what a run computes, left out of its fingerprint. Saving
 # the weights adds a file but changes no result, so a finished run is rerun for it only when
-# weights are asked for and absent (`RunDir.finished_with`); the dataqa_* facts are read by
+# weights are asked for and absent (`core.runmatch`); the dataqa_* facts are read by
 # data QA alone; `variant` and `out` are derived from the other keys (the run's identity and
 # output folder), so runs finished before they existed keep their fingerprint.
 NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model",
@@ -127,6 +142,11 @@ class RunRecord:
     pid: int | None = None
     config_fingerprint: str | None = None
     environment: dict[str, Any] = field(default_factory=dict)
+    # role ("train", "validation", "diagnostic", "mnli", "mix", "train_set", "extra:<name>", "model")
+    # -> {"source": where it was read, "sha256": its content}; empty: not recorded (before schema 4)
+    inputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    started: str | None = None   # ISO 8601, UTC
+    ended: str | None = None
     # folder (relative to the run directory) holding the best epoch's weights, if saved
     saved_model: str | None = None
     schema: int = SCHEMA_VERSION
@@ -178,6 +198,38 @@ class RunDir:
     def has_model(self) -> bool:
         return (self.model_dir / "config.json").is_file()
 
+    @property
+    def lock_path(self) -> Path:
+        """The lock a training process holds on the run (`stability.core.runlock`)."""
+        return self.path / _LOCK_FILE
+
+    @property
+    def staging(self) -> RunDir:
+        """Where a rerun of this finished run trains until it finishes."""
+        return RunDir(self.path / _STAGING_DIR)
+
+    def replaced_runs(self) -> list[Path]:
+        """Folders of earlier runs this one replaced (`force=true`), oldest first."""
+        folder = self.path / _REPLACED_DIR
+        return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+    def take_over_from(self, staged: RunDir, stamp: str) -> Path | None:
+        """Make the finished run in `staged` this run: the run files now here move, never
+        deleted, to `replaced/<stamp>/`, then the staged files move in, metrics.json last so the
+        folder never looks finished with a mix of both. Returns where the old run went."""
+        kept = None
+        if self.is_finished():
+            kept = self.path / _REPLACED_DIR / stamp
+            kept.mkdir(parents=True, exist_ok=False)
+            for name in _RUN_FILES:
+                if (self.path / name).exists():
+                    (self.path / name).replace(kept / name)
+        for name in sorted(_RUN_FILES, key=lambda name: name == _METRICS_FILE):
+            if (staged.path / name).exists():
+                (staged.path / name).replace(self.path / name)
+        shutil.rmtree(staged.path, ignore_errors=True)
+        return kept
+
     # -- written while the run trains ------------------------------------------------------
 
     def write_config(self, cfg: DictConfig) -> None:
@@ -225,11 +277,13 @@ class RunDir:
         return RunRecord.from_json(data, path, require)
 
     def read_predictions(self) -> list[Prediction]:
-        """The per-item predictions; empty when the file is absent (records made elsewhere)."""
+        """The per-item predictions; empty when the file is absent (records made elsewhere). A repeated
+        idx (a run made before the data readers refused one) is refused: items are keyed by idx."""
         path = self.path / _PREDICTIONS_FILE
         if not path.is_file():
             return []
         rows = []
+        first_line: dict[str, int] = {}
         with path.open(encoding="utf-8") as handle:
             for line_no, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -243,6 +297,10 @@ class RunDir:
                 if unknown:
                     raise UserError(f"unknown categories {sorted(unknown)}", path=path, line=line_no,
                                     fix="use the 33 fine category names (docs/design.md, \"Taxonomy\")")
+                if first_line.setdefault(prediction.idx, line_no) != line_no:
+                    raise UserError(f"idx '{prediction.idx}' repeats line {first_line[prediction.idx]}", path=path,
+                                    line=line_no, fix="give every item of the run's diagnostic file its own idx, "
+                                                      "then " + _RERUN)
                 rows.append(prediction)
         return rows
 
@@ -252,33 +310,29 @@ class RunDir:
             return []
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    def finished_with(self, fingerprint: str, needs_model: bool = False) -> bool:
-        """True when the directory holds a complete run of exactly this config (and its weights,
-        when they are asked for)."""
-        if not self.is_finished():
-            return False
-        try:
-            record = self.read_record()
-        except UserError:
-            return False
-        return record.config_fingerprint == fingerprint and (not needs_model or self.has_model())
-
 
 def iter_runs(root: str | Path) -> Iterator[RunDir]:
-    """Finished runs under `root` (itself included), in path order; unfinished ones are skipped."""
+    """Finished runs under `root` (itself included), in path order; unfinished ones are skipped,
+    and so are runs a rerun replaced and reruns still in their staging folder."""
     root = Path(root)
     for metrics in sorted(root.rglob(_METRICS_FILE)):
-        yield RunDir(metrics.parent)
+        if not set(RESERVED_DIRS).intersection(metrics.relative_to(root).parts[:-1]):
+            yield RunDir(metrics.parent)
 
 
-def config_fingerprint(composed: DictConfig) -> str:
-    """A hash of the resolved config minus bookkeeping keys: equal hash, same computation."""
+def semantic_config(composed: DictConfig) -> dict[str, Any]:
+    """The resolved config minus bookkeeping keys and keys nothing reads: what the fingerprint hashes."""
     resolved = OmegaConf.to_container(composed, resolve=True)
     assert isinstance(resolved, dict)
     ignored = NON_SEMANTIC_KEYS + tuple(key for keys, read in _READ_ONLY_WHEN if not read(composed) for key in keys)
     for dotted in ignored:
         _drop_key(resolved, dotted)
-    return hashlib.sha256(json.dumps(resolved, sort_keys=True, default=str).encode()).hexdigest()
+    return resolved
+
+
+def config_fingerprint(composed: DictConfig) -> str:
+    """A hash of the semantic config: equal hash, same computation (of the same inputs)."""
+    return hashlib.sha256(json.dumps(semantic_config(composed), sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _drop_key(config: dict[str, Any], dotted: str) -> None:

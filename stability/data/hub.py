@@ -33,7 +33,7 @@ _SAVED_MARKERS = ("dataset_dict.json", "state.json")
 
 def load_nli_set(spec: NliSet, run_lang: str) -> Dataset:
     """The split `spec` names as records in `spec.lang` (the run's language when null)."""
-    return to_records(_load(spec), spec, spec.lang or run_lang)
+    return to_records(load_raw(spec), spec, spec.lang or run_lang)
 
 
 def _where(spec: NliSet) -> str:
@@ -41,9 +41,16 @@ def _where(spec: NliSet) -> str:
     return f"{spec.name} ({spec.path}{config}, split {spec.split})"
 
 
-def _load(spec: NliSet) -> Dataset:
+def saved_folder(spec: NliSet) -> Path | None:
+    """The `save_to_disk` folder `spec.path` names, or None when it names none."""
     folder = Path(spec.path).expanduser()
-    if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS):
+    return folder if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS) else None
+
+
+def load_raw(spec: NliSet) -> Dataset:
+    """The split `spec` names as `datasets` reads it, before its columns become records."""
+    folder = saved_folder(spec)
+    if folder is not None:
         return _from_disk(spec, folder)
     if spec.path in FILE_FORMATS:
         return _from_files(spec)

@@ -9,7 +9,6 @@ on every use, so a run never trains on a corrupted or silently changed release.
 """
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import urllib.error
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, Protocol
 
 from stability.core.atomic import atomic_path
+from stability.core.contenthash import sha256_of_file
 from stability.core.errors import UserError
 from stability.core.schemas.data import Data, Download
 from stability.core.schemas.lang import Lang
@@ -86,7 +86,7 @@ class FileSource:
         expected = self.download.sha256.get(split)
         if not cached.is_file():
             self._download(relative, cached, expected)
-        if expected and _sha256(cached) != expected:
+        if expected and sha256_of_file(cached) != expected:
             raise UserError(f"the cached {self.name} {split} file does not match its pinned sha256 "
                             f"{expected[:12]}…", path=cached, fix="delete it so that it is downloaded again")
         return cached
@@ -118,21 +118,13 @@ def _open(url: str, hint: str):
         raise UserError(f"cannot download {url} ({reason})", fix=hint) from None
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _fetch_file(url: str, target: Path, hint: str, expected_sha256: str | None = None) -> None:
     """Download to a temporary file first, so a broken transfer or a file that does not match
     its pinned hash never looks like a cached file."""
     with _open(url, hint) as response, atomic_path(target) as tmp:
         with tmp.open("wb") as handle:
             shutil.copyfileobj(response, handle)
-        if expected_sha256 and (actual := _sha256(tmp)) != expected_sha256:
+        if expected_sha256 and (actual := sha256_of_file(tmp)) != expected_sha256:
             raise UserError(f"downloaded {url} has sha256 {actual[:12]}…, expected {expected_sha256[:12]}… "
                             "(corrupted transfer or changed release)", fix=hint)
 

@@ -6,32 +6,13 @@ included), and all processes leave together.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Sequence
+from typing import Mapping
 
-# The variables accelerate reads for a process's global rank and the number of processes,
-# set by torchrun (accelerate launch) or MPI.
-_RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK", "PMI_RANK")
-_WORLD_SIZE_VARIABLES = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "PMI_SIZE")
+from stability.core.ranks import launch_rank, launch_world_size
+
 # Every rank composes the same run directory; only rank 0 may put .hydra/ and logs there.
 NON_MAIN_RANK_OVERRIDES = ("hydra.output_subdir=null", "hydra/job_logging=disabled",
                            "hydra/hydra_logging=disabled")
-
-
-def _first_int(env: Mapping[str, str], names: Sequence[str], default: int) -> int:
-    for name in names:
-        if env.get(name, "").strip():
-            return int(env[name])
-    return default
-
-
-def launch_rank(env: Mapping[str, str] = os.environ) -> int:
-    """This process's global rank under `accelerate launch`/torchrun/MPI; 0 when launched alone."""
-    return _first_int(env, _RANK_VARIABLES, 0)
-
-
-def launch_world_size(env: Mapping[str, str] = os.environ) -> int:
-    """How many processes share this run; 1 when launched alone."""
-    return _first_int(env, _WORLD_SIZE_VARIABLES, 1)
 
 
 def rank_overrides(env: Mapping[str, str] = os.environ) -> list[str]:

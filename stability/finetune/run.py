@@ -5,6 +5,7 @@ import logging
 import os
 import time
 from dataclasses import asdict
+from datetime import datetime, timezone
 from pathlib import Path
 
 from accelerate import Accelerator
@@ -13,9 +14,12 @@ from omegaconf import DictConfig, OmegaConf
 from stability.core.metrics import accuracy, majority_share, mcc, score_diagnostic
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
+from stability.core.errors import UserError
+from stability.core.runmatch import ABSENT, OTHER, SAME, judge
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
+from stability.data.inputs import run_inputs
 from stability.data.loading import load_run_datasets
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.encoding import EncodedSplit, encode
@@ -31,19 +35,47 @@ log = logging.getLogger(__name__)
 
 
 def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunRecord | None:
-    """Run (or skip, when already finished with the same config) and return the run's record.
+    """Run (or skip, when the folder already holds this computation) and return the run's record.
 
     `settings` is the typed config everything reads; `composed`, the same config as Hydra
     composed it, is only recorded: written to config.yaml, fingerprinted (so runs made before
     the typed configs keep their fingerprint) and sent to the tracker.
+    A finished run of another config or other input content is refused (`core.runmatch`);
+    one that is redone (`force=true`, or to record more) trains in a staging folder and takes
+    the finished run's place only once it finishes, the finished run moving to `replaced/`.
     Under several processes only the main one writes; the others return None.
     """
     run_dir = RunDir(run_path)
+    inputs = run_inputs(settings, settings.model)
+    verdict = judge(run_dir, composed, inputs, needs_model=settings.trainer.save_model)
+    if not settings.force and verdict.state == SAME:
+        log.info("[skip] %s: finished with the same config and inputs (force=true reruns it)", run_dir.path)
+        return run_dir.read_record()
+    if not settings.force and verdict.state == OTHER:
+        raise UserError(verdict.refusal(run_dir))
+    target = run_dir if verdict.state == ABSENT else run_dir.staging
+    record = _train_and_record(settings, composed, target, inputs)
+    if record is not None and target is not run_dir:
+        kept = run_dir.take_over_from(target, _stamp())
+        log.info("[redo] %s: the previous run is kept in %s", run_dir.path, kept)
+    return record
+
+
+def _stamp() -> str:
+    """A folder name for now: `2026-11-25T22:30:00+00:00` -> `20261125T223000Z`."""
+    return _now().replace("-", "").replace(":", "").replace("+0000", "Z")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunDir,
+                      inputs: dict[str, dict[str, str]]) -> RunRecord | None:
+    """Train into `run_dir` and write its record; the main process returns it."""
+    started_at = _now()
     fingerprint = config_fingerprint(composed)
     save_model = settings.trainer.save_model
-    if not settings.force and run_dir.finished_with(fingerprint, needs_model=save_model):
-        log.info("[skip] %s: finished with the same config (force=true reruns it)", run_dir.path)
-        return run_dir.read_record()
     started = time.perf_counter()
     accelerator = Accelerator(mixed_precision=settings.trainer.mixed_precision, cpu=cpu_only_distributed())
     main = accelerator.is_main_process
@@ -108,7 +140,8 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
                  "total_seconds": time.perf_counter() - started},
         tokenization_cached=all(hit for _, hit in encoded.values()),
         num_processes=accelerator.num_processes, device=str(accelerator.device), pid=os.getpid(),
-        config_fingerprint=fingerprint, environment=environment(),
+        config_fingerprint=fingerprint, environment=environment(str(accelerator.device)),
+        inputs=inputs, started=started_at, ended=_now(),
         saved_model=run_dir.model_dir.name if save_model else None,
     )
     run_dir.write_predictions(predictions)

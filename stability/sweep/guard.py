@@ -1,25 +1,47 @@
-"""No two jobs of a sweep share a run directory: checked before any job starts, for every launcher.
+"""What a sweep may not do, checked before any job starts, for every launcher.
 
-Two jobs in one directory would overwrite each other (the resume fingerprint sees another
-config and reruns), silently losing a run. The run directory names the run's identity
-(`stability.core.identity`), so two jobs can only collide when they differ in keys the
-identity leaves out on purpose (a data location, `trainer.resume`, ...) or when a user's own
-`hydra.sweep.subdir` drops a part of it. Such a sweep is refused with the keys that differ.
+- **Two jobs in one run directory** would overwrite each other. The run directory names the
+  run's identity (`stability.core.identity`), so two jobs can only collide when they differ in
+  keys the identity leaves out on purpose (a data location, `trainer.resume`, ...) or when a
+  user's own `hydra.sweep.subdir` drops a part of it.
+- **One computation twice** in two directories would be counted as two seeds by the report
+  (σ shrinks for no reason): e.g. `seed=0,1 seed_init=0 seed_order=0`, where `seed` feeds
+  nothing once both of its parts are set.
+- **A finished run replaced** by a job of another config or other input content
+  (`stability.core.runmatch`): the folder is left alone and the command refuses, one line per
+  folder, naming what differs; `force=true` redoes such runs and keeps the finished ones.
+Each is refused with what makes it so and how to proceed; nothing is written.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
 from stability.core.errors import UserError
+from stability.core.jobs import without_hydra
+from stability.core.runmatch import ABSENT, OTHER, Verdict, judge, leaves
+from stability.core.runrecord import RunDir, semantic_config
+from stability.core.schemas.train import train_settings
+from stability.data.inputs import run_inputs
+
+# derived from the other keys: they differ whenever the keys they are built from do
+_DERIVED = ("variant", "out")
 
 
 def run_directory(cfg: DictConfig) -> Path:
     """Where Hydra puts this job of a sweep."""
     return Path(str(cfg.hydra.sweep.dir)) / str(cfg.hydra.sweep.subdir)
+
+
+def check_sweep(configs: list[DictConfig]) -> None:
+    """Every check of this module, cheapest first."""
+    refuse_shared_run_dirs(configs)
+    refuse_repeated_computations(configs)
+    refuse_replacing_finished_runs(configs)
 
 
 def refuse_shared_run_dirs(configs: list[DictConfig]) -> None:
@@ -28,23 +50,70 @@ def refuse_shared_run_dirs(configs: list[DictConfig]) -> None:
     for cfg in configs:
         by_directory[run_directory(cfg)].append(cfg)
     for directory, sharing in by_directory.items():
+        if len(sharing) > 1 and not _differing(sharing):
+            raise UserError(f"{len(sharing)} jobs of this sweep are the same job, in {directory}",
+                            fix="list each value of a swept key once")
         if len(sharing) > 1:
-            leaves = [dict(_leaves(OmegaConf.to_container(cfg, resolve=True))) for cfg in sharing]
-            keys = sorted({key for values in leaves for key in values
-                           if len({repr(other.get(key)) for other in leaves}) > 1})
-            differences = "; ".join(f"{key} = {', '.join(str(values.get(key)) for values in leaves)}"
-                                    for key in keys)
             raise UserError(f"{len(sharing)} jobs of this sweep would share the run directory {directory}: "
-                            f"they differ only in {differences}, which the run's identity leaves out",
+                            f"they differ only in {_differences(sharing)}, which the run's identity leaves out",
                             fix="sweep such a key in separate commands, each with its own paths.output_dir")
 
 
-def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Dotted keys and values of a resolved config, without Hydra's own node."""
-    for key, value in node.items():
-        if not prefix and key == "hydra":
-            continue
-        if isinstance(value, dict):
-            yield from _leaves(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
+def refuse_repeated_computations(configs: list[DictConfig]) -> None:
+    """Raise a UserError naming two jobs that would compute the same thing in two directories."""
+    by_computation: dict[str, list[DictConfig]] = defaultdict(list)
+    for cfg in configs:
+        by_computation[_computation(cfg)].append(cfg)
+    for same in by_computation.values():
+        if len(same) > 1:
+            why = " (seed does nothing when seed_init and seed_order are both set)" \
+                if list(_differing(same)) == ["seed"] else ""
+            raise UserError(f"{len(same)} jobs of this sweep would compute the same run in "
+                            f"{', '.join(str(run_directory(cfg)) for cfg in same)}: they differ only in "
+                            f"{_differences(same)}{why}",
+                            fix="sweep seed alone, or seed_init and seed_order, not both"
+                            if why else "drop the key that changes nothing from the sweep")
+
+
+def refuse_replacing_finished_runs(configs: list[DictConfig]) -> None:
+    """Raise a UserError with one line per run directory whose finished run another config or
+    other input content would replace (jobs with `force=true` redo theirs, keeping it)."""
+    refusals = []
+    for cfg in configs:
+        run = RunDir(run_directory(cfg))
+        if not cfg.force and (verdict := finished_run_verdict(cfg, run)).state == OTHER:
+            refusals.append(verdict.refusal(run))
+    if refusals:
+        raise UserError("\nerror: ".join(refusals))
+
+
+def finished_run_verdict(cfg: DictConfig, run: RunDir) -> Verdict:
+    """How the finished run in `run` (if any) compares with the job `cfg`: its config and its
+    inputs' content (hashed only where a run finished: a fresh sweep reads no file here)."""
+    if not run.is_finished():
+        return Verdict(ABSENT)
+    task_cfg = without_hydra(cfg)
+    settings = train_settings(task_cfg)
+    return judge(run, task_cfg, run_inputs(settings, settings.model), settings.trainer.save_model)
+
+
+def _computation(cfg: DictConfig) -> str:
+    """A hash of what a job computes: its semantic config without `seed`, whose effect is all
+    in `seed_init` and `seed_order` once they are resolved."""
+    semantic = semantic_config(without_hydra(cfg))
+    semantic.pop("seed", None)
+    return hashlib.sha256(json.dumps(semantic, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _differing(configs: list[DictConfig]) -> dict[str, list[object]]:
+    """The values of each key (derived keys aside) the configs do not all agree on."""
+    values = [dict(leaves(OmegaConf.to_container(cfg, resolve=True))) for cfg in configs]
+    keys = sorted({key for value in values for key in value
+                   if key not in _DERIVED and len({repr(other.get(key)) for other in values}) > 1})
+    return {key: [value.get(key) for value in values] for key in keys}
+
+
+def _differences(configs: list[DictConfig]) -> str:
+    """`key = a, b; ...` for the keys the configs differ in."""
+    return "; ".join(f"{key} = {', '.join(map(str, values))}"
+                     for key, values in _differing(configs).items())

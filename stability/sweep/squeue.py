@@ -56,3 +56,14 @@ def queued_jobs(job_ids: Iterable[str]) -> dict[str, QueuedJob] | None:
         if len(fields) == 3:
             jobs[fields[0]] = QueuedJob(*fields)
     return jobs
+
+
+def still_queued(jobs: dict[str, QueuedJob] | None, job_id: str) -> bool | None:
+    """Whether `jobs` (an answer of `queued_jobs`) hold the job pending, running, suspended, ...;
+    None where squeue gave no answer. The run lock's rules ask it of a run's owner (`core.runlock`)."""
+    return None if jobs is None else job_id in jobs and jobs[job_id].active
+
+
+def job_queued(job_id: str) -> bool | None:
+    """`still_queued` for one job, asking squeue now."""
+    return still_queued(queued_jobs([job_id]), job_id)

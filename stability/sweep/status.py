@@ -4,33 +4,38 @@ Everything comes from the sweep folder, so no accounting database (sacct) is nee
 - `multirun.yaml`, which Hydra writes when a sweep starts, holds its command line; expanded
   like training expands it (`core.jobs.job_configs`), it gives every run the sweep has, in
   launch order, and the config each must have finished with;
-- a run's record (metrics.json of that config) says it is done;
+- a run's record (metrics.json of that config and input content, `core.runmatch`) says it is done;
 - its job record (`job.json`, `core.jobrecord`) where it runs, or the one line why it failed;
 - for SLURM, submitit's folder `.submitit/<job>_<task>/` names the array job of every task
   (task k is the sweep's k-th run; the newest array wins after a rerun), its logs say when a
   job was killed, and `squeue` (the controller itself), where it answers, whether a job is
   still queued or running.
-A run whose job record says running but whose process or SLURM job is gone was
-*interrupted* (cancelled, killed, out of time without a requeue): the same command again
-runs it.
+- its lock (`core.runlock`), which process holds it now: also a single run (which writes no
+  job record), or another sweep's job that took the run this sweep's job left alone.
+A run whose job record says running, or whose lock names an owner, but whose process or SLURM
+job is gone was *interrupted* (cancelled, killed, out of time without a requeue): the same
+command again runs it.
 """
 from __future__ import annotations
 
-import os
 import re
 import socket
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from stability.core.errors import UserError
 from stability.core.jobrecord import FAILED, RUNNING, JobRecord, read_job_record
-from stability.core.jobs import job_configs, without_hydra
-from stability.core.runrecord import RunDir, config_fingerprint
-from stability.sweep.squeue import QueuedJob, queued_jobs
+from stability.core.jobs import job_configs
+from stability.core.runlock import LockOwner, process_alive, read_owner, stale_reason
+from stability.core.runmatch import OTHER, RECORD_MORE, SAME, Verdict
+from stability.core.runrecord import RunDir
+from stability.sweep.guard import finished_run_verdict
+from stability.sweep.squeue import QueuedJob, queued_jobs, still_queued
 from stability.sweep.table import text_table
 
 DONE, INTERRUPTED, NOT_STARTED = "done", "interrupted", "not started"
@@ -77,14 +82,15 @@ def sweep_status(folder: Path) -> SweepStatus:
     configs = sweep_configs(folder)
     tasks = _slurm_tasks(folder / SUBMITIT_DIR, len(configs))
     records = [read_job_record(folder / str(cfg.hydra.sweep.subdir)) for cfg in configs]
-    queue = queued_jobs({record.slurm_job for record in records if record and record.slurm_job}
+    owners = [read_owner(folder / str(cfg.hydra.sweep.subdir)) for cfg in configs]
+    queue = queued_jobs({holder.slurm_job for holder in (*records, *owners) if holder and holder.slurm_job}
                         | set(tasks.values()))
     judge = _Judge(folder, queue)
     statuses = []
-    for index, (cfg, record) in enumerate(zip(configs, records)):
+    for index, (cfg, record, owner) in enumerate(zip(configs, records, owners)):
         subdir = str(cfg.hydra.sweep.subdir)
-        state, detail = judge(RunDir(folder / subdir), config_fingerprint(without_hydra(cfg)), record,
-                              tasks.get(index))
+        run = RunDir(folder / subdir)
+        state, detail = judge(run, finished_run_verdict(cfg, run), record, owner, tasks.get(index))
         statuses.append(RunStatus(subdir, state, detail))
     return SweepStatus(folder, statuses)
 
@@ -111,11 +117,14 @@ class _Judge:
     folder: Path
     queue: dict[str, QueuedJob] | None  # None: no squeue here
 
-    def __call__(self, run: RunDir, fingerprint: str, record: JobRecord | None,
+    def __call__(self, run: RunDir, verdict: Verdict, record: JobRecord | None, owner: LockOwner | None,
                  task_job: str | None) -> tuple[str, str]:
-        if run.finished_with(fingerprint):
+        if verdict.state == SAME:
             result = run.read_record()
             return DONE, f"val acc {result.val_accuracy:.4f}, overall MCC {result.overall_mcc:.4f}"
+        if owner is not None and not _records_the_owner(record, owner):
+            stale = stale_reason(owner, partial(still_queued, self.queue))
+            return (INTERRUPTED, f"held by {owner}, but {stale}") if stale else (RUNNING, f"held by {owner}")
         if record is not None and record.state == FAILED:
             return FAILED, record.error or ""
         if record is not None and record.state == RUNNING:
@@ -123,7 +132,7 @@ class _Judge:
         queued = self.queue.get(task_job) if self.queue and task_job else None
         if queued is not None and queued.active:
             return NOT_STARTED, f"SLURM job {task_job} {queued.state}"
-        return NOT_STARTED, "finished with another config" if run.is_finished() else ""
+        return NOT_STARTED, _finished_detail(verdict)
 
     def _running(self, record: JobRecord) -> tuple[str, str]:
         """A job that said it started and has not said it ended: is it still there?"""
@@ -131,7 +140,7 @@ class _Judge:
             where = f"process {record.pid} on {record.host}"
             if record.host != socket.gethostname():
                 return RUNNING, f"{where} (another machine: not checked)"
-            return (RUNNING, where) if _alive(record.pid) else (INTERRUPTED, f"{where} is gone")
+            return (RUNNING, where) if process_alive(record.pid) else (INTERRUPTED, f"{where} is gone")
         job = f"SLURM job {record.slurm_job}"
         if self.queue is None:  # no squeue here: the job's own logs say whether SLURM killed it
             killed = _killed_since_last_start(self.folder / SUBMITIT_DIR / record.slurm_job)
@@ -142,14 +151,9 @@ class _Judge:
         return INTERRUPTED, f"{job} {queued.state if queued else 'ended'} before the run finished"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process of that number: alive
-        return True
-    return True
+def _records_the_owner(record: JobRecord | None, owner: LockOwner) -> bool:
+    """Whether the job record is the lock owner's own, whose details (SLURM state, node) say more."""
+    return record is not None and record.state == RUNNING and (record.host, record.pid) == (owner.host, owner.pid)
 
 
 def _killed_since_last_start(job_folder: Path) -> str | None:
@@ -166,6 +170,13 @@ def _killed_since_last_start(job_folder: Path) -> str | None:
     if starts and datetime.fromisoformat(stamp) < starts[-1]:
         return None  # killed, then started again (requeued)
     return f"cancelled due to {reason.lower()}" if reason else "cancelled"
+
+
+def _finished_detail(verdict: Verdict) -> str:
+    """Why a folder holding a finished run still counts as not started for this sweep."""
+    if verdict.state == OTHER:
+        return f"a finished run of another config or other inputs is there ({'; '.join(verdict.differences)})"
+    return "finished; to be redone to record more (weights, extra sets)" if verdict.state == RECORD_MORE else ""
 
 
 def format_status(status: SweepStatus) -> str:

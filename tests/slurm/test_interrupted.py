@@ -7,6 +7,7 @@ started at the same moment on the node's other core.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -20,7 +21,7 @@ from slurm_helpers import ON_SLURM, THREADS, finish, start_train, wait_for
 from stability.core.jobrecord import read_job_record
 from stability.core.runrecord import RunDir
 
-# The built-in English training pairs repeated, so that an epoch takes seconds.
+# The built-in English training pairs repeated (each copy with its own idx), so that an epoch takes seconds.
 REPEAT = 16
 # The limit: SLURM signals submitit signal_delay_s before it, or up to a minute earlier (seen:
 # 45-75 s into each start of the job). The run trains for longer than one start allows even
@@ -37,7 +38,9 @@ _EPOCH = re.compile(r"\] epoch (\d+): loss")
 def long_data(tmp_path_factory) -> Path:
     root = builtin_release(tmp_path_factory.mktemp("data"), ["en"])
     train = root / "RTE" / "train.jsonl"
-    train.write_text(train.read_text(encoding="utf-8") * REPEAT, encoding="utf-8")
+    rows = [json.loads(line) for line in train.read_text(encoding="utf-8").splitlines() if line.strip()]
+    train.write_text("".join(json.dumps({**row, "idx": f"{copy}-{row['idx']}"}) + "\n"
+                             for copy in range(REPEAT) for row in rows), encoding="utf-8")
     return root
 
 

@@ -85,3 +85,11 @@ def test_a_diagnostic_path_without_categories_is_a_user_error(tmp_path):
     path.write_text('{"idx": "0", "premise": "a", "hypothesis": "b", "label": 0}\n', encoding="utf-8")
     with pytest.raises(UserError, match="the diagnostic file has no category fields"):
         load_run_data(compose_config(["experiment=smoke", f"data.diagnostic={path}"]))
+
+
+def test_a_seed_sweep_writes_one_suite_per_seed_and_ends_cleanly(tmp_path):
+    result = generate("lang=fr", "suite=logic", "n=2", "seed=0,1", f"out={tmp_path / 'suites'}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in (tmp_path / "suites").glob("*.jsonl")) == ["fr-logic-n2-seed0.jsonl",
+                                                                             "fr-logic-n2-seed1.jsonl"]
