@@ -21,6 +21,12 @@ share), and the run's seed design, so a seed_init × seed_order grid can be anal
 (`stability.core.identity.variant_family`), `seed_init`/`seed_order` the record's seeds (NA
 in records written before they were stored). Grouping by (lang, setup, family) and
 decomposing over (seed_init, seed_order) separates initialisation from data order.
+
+Which code made each run travels beside the table too, as `Collected.provenance` (`commit`,
+`dirty`: the record's git commit and whether its tree had uncommitted changes, NA when not
+recorded), written to results.csv after `n_added` and read back from it. Runs of one
+(lang, setup, variant) that read different inputs are refused (`provenance.check_same_inputs`);
+`runs.inputs_recorded` tells which records hold their input hashes.
 """
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ from stability.core.runrecord import RunDir, RunRecord, iter_runs
 from stability.core.identity import variant_family
 from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
+from stability.report.provenance import check_same_inputs
 from stability.statistics.seeds import CONDITION_SEPARATOR, TIDY_COLUMNS
 
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
@@ -45,10 +52,12 @@ PREDICTION_COLUMNS = ["lang", "setup", "variant", "seed", "idx", "label", "pred"
                       "template", "features"]
 _CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
 RUN_COLUMNS = ["lang", "setup", "variant", "family", "seed", "seed_init", "seed_order", "val_accuracy",
-               "val_majority", "source"]
+               "val_majority", "inputs_recorded", "source"]
 # one row per (run, extra evaluation set) of run records of schema 3 (`data.extra_eval`)
 EXTRA_COLUMNS = ["lang", "setup", "variant", "seed", "set", "n_items", "accuracy", "mcc", "degenerate", "source"]
 DEGENERATE = "degenerate"
+# per run, on every row of results.csv: the git commit and whether the tree was dirty (NA: unknown)
+PROVENANCE = ["commit", "dirty"]
 _RECORD_KEYS = ("overall_mcc", "category_mcc")
 _FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _CSV_FIX = "the header must name lang, setup, seed, category, mcc (optional: variant, level, n_items)"
@@ -63,17 +72,19 @@ class Collected:
     n_runs: int
     n_csv: int
     degenerate: pd.Series       # aligned with `results`: MCC undefined (True), defined, or unknown (NA)
+    provenance: pd.DataFrame    # aligned with `results`: PROVENANCE of the row's run
     runs: pd.DataFrame          # RUN_COLUMNS, one row per run directory (none for CSV inputs)
     extra: pd.DataFrame         # EXTRA_COLUMNS: scores on extra evaluation sets (none for CSV inputs)
 
     def results_with_flags(self) -> pd.DataFrame:
-        """The tidy table plus its optional `degenerate` column, as results.csv holds it."""
-        return self.results.assign(**{DEGENERATE: self.degenerate})
+        """The tidy table plus its runs' commit and dirty and its optional `degenerate` column,
+        as results.csv holds it."""
+        return pd.concat([self.results, self.provenance], axis=1).assign(**{DEGENERATE: self.degenerate})
 
 
 def collect(paths: list[Path]) -> Collected:
     """Read every PATH (run-directory tree or tidy CSV) into one table; user errors name the file."""
-    frames, predictions, records, extra, n_runs, n_csv = [], [], [], [], 0, 0
+    frames, predictions, records, extra, recorded, n_runs, n_csv = [], [], [], [], [], 0, 0
     for path in paths:
         if path.is_dir():
             runs = list(iter_runs(path))
@@ -85,7 +96,8 @@ def collect(paths: list[Path]) -> Collected:
                 frames.append(rows)
                 records.append((record.lang, record.setup, record.variant, variant_family(record.variant),
                                 record.seed, record.seed_init, record.seed_order, record.val_accuracy,
-                                record.val_majority, str(run.path)))
+                                record.val_majority, bool(record.inputs), str(run.path)))
+                recorded.append((run.path, record))
                 extra += [(record.lang, record.setup, record.variant, record.seed, name, scores.get("n_items"),
                            scores.get("accuracy"), scores.get("mcc"), scores.get("degenerate"), str(run.path))
                           for name, scores in record.extra_eval.items()]
@@ -100,6 +112,7 @@ def collect(paths: list[Path]) -> Collected:
                             fix="pass run-output folders or tidy CSV files")
     results = pd.concat(frames, ignore_index=True)
     _check_duplicates(results)
+    check_same_inputs(recorded)
     results["n_added"] = results["n_added"].astype("Int64")
     results = _sorted(results)
     return Collected(
@@ -108,6 +121,7 @@ def collect(paths: list[Path]) -> Collected:
         else pd.DataFrame(columns=PREDICTION_COLUMNS),
         n_runs=n_runs, n_csv=n_csv,
         degenerate=results[DEGENERATE].astype("boolean"),
+        provenance=results[PROVENANCE].astype({"commit": "string", "dirty": "boolean"}),
         runs=pd.DataFrame(records, columns=RUN_COLUMNS).astype({"seed_init": "Int64", "seed_order": "Int64"}),
         extra=pd.DataFrame(extra, columns=EXTRA_COLUMNS).astype({"n_items": "Int64", "accuracy": float, "mcc": float,
                                                                   "degenerate": "boolean"}),
@@ -142,7 +156,8 @@ def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
                         fix="delete the run directory and run it again") from None
     _check_categories(table, run.path)
     table = table.assign(lang=record.lang, setup=record.setup, variant=record.variant, seed=record.seed,
-                         source=str(run.path), n_added=n_added)
+                         source=str(run.path), n_added=n_added, commit=record.environment.get("git_commit"),
+                         dirty=record.environment.get("git_dirty"))
     return table, _predictions_table(run, record), record
 
 
@@ -188,13 +203,14 @@ def read_tidy_csv(path: Path) -> pd.DataFrame:
                      allow_empty=False)
     _reject(seeds % 1 != 0, path, "seed is not an integer", "write the seed as an integer")
     table["seed"] = seeds.astype(np.int64)
-    n_items = table["n_items"] if "n_items" in table.columns else pd.Series("", index=table.index)
-    table["n_items"] = _numbers(n_items, path, "n_items is not a number", "write a count or leave it empty",
-                                allow_empty=True).astype("Int64")
-    n_added = table["n_added"] if "n_added" in table.columns else pd.Series("", index=table.index)
-    table["n_added"] = _numbers(n_added, path, "n_added is not a number", "write a count or leave it empty",
-                                allow_empty=True).fillna(table["setup"].map(n_added_from_setup))
-    table[DEGENERATE] = _flags(table.get(DEGENERATE, pd.Series("", index=table.index)), path)
+    table["n_items"] = _numbers(_optional(table, "n_items"), path, "n_items is not a number",
+                                "write a count or leave it empty", allow_empty=True).astype("Int64")
+    n_added = _numbers(_optional(table, "n_added"), path, "n_added is not a number", "write a count or leave it empty",
+                       allow_empty=True)
+    table["n_added"] = n_added.fillna(table["setup"].map(n_added_from_setup))
+    table[DEGENERATE] = _flags(_optional(table, DEGENERATE), path)
+    table["commit"] = _optional(table, "commit").str.strip().replace("", pd.NA)
+    table["dirty"] = _flags(_optional(table, "dirty"), path, "dirty")
     _check_categories(table, path, first_row_line=2)
     return table.assign(source=str(path))
 
@@ -210,10 +226,15 @@ def _numbers(cells: pd.Series, path: Path, problem: str, fix: str, *, allow_empt
     return values
 
 
-def _flags(cells: pd.Series, path: Path) -> pd.Series:
-    """The optional `degenerate` column: true/false (also 1/0, yes/no), empty = unknown."""
+def _optional(table: pd.DataFrame, column: str) -> pd.Series:
+    """An optional column of a CSV read as strings; all empty when absent."""
+    return table[column] if column in table.columns else pd.Series("", index=table.index)
+
+
+def _flags(cells: pd.Series, path: Path, column: str = DEGENERATE) -> pd.Series:
+    """An optional true/false column (`degenerate`, `dirty`; also 1/0, yes/no), empty = unknown."""
     cells = cells.str.strip().str.lower()
-    _reject(cells.ne("") & ~cells.isin(list(_FLAGS)), path, "degenerate must be true or false",
+    _reject(cells.ne("") & ~cells.isin(list(_FLAGS)), path, f"{column} must be true or false",
             "write true, false or leave it empty", cells=cells)
     return cells.map(_FLAGS).astype("boolean")
 

@@ -19,7 +19,7 @@ from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
 from stability.report.bootstrap import condition_deltas, language_deltas
-from stability.report.collect import DEGENERATE, Collected, collect
+from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
 from stability.report.failed import FailedRule, failed_runs, without_failed
 from stability.report.stats import summary
@@ -37,15 +37,15 @@ class Context:
     out: Path
     collected: Collected
     failed: pd.DataFrame                            # failed_runs.csv (empty: no run directory judged)
-    all_results: pd.DataFrame                       # the tidy table with its `degenerate` flags
+    all_results: pd.DataFrame                       # the tidy table with its runs' commits and `degenerate` flags
     kept_results: pd.DataFrame                      # the same, without failed runs under exclude_failed
     predictions: pd.DataFrame
     flagged_by_lang: dict[str, set[str]] | None     # dataqa: flagged diagnostic items per language
 
     @cached_property
     def results(self) -> pd.DataFrame:
-        """The tidy table the statistics read (no flags)."""
-        return self.kept_results.drop(columns=DEGENERATE)
+        """The tidy table the statistics read (no flags, no commits)."""
+        return self.kept_results.drop(columns=[*PROVENANCE, DEGENERATE])
 
     @cached_property
     def fine_flags(self) -> pd.DataFrame:

@@ -100,7 +100,7 @@ def test_degenerate_flag_travels_through_results_csv(tmp_path):
     main([f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'a'}", "bootstrap=0", "figures=false"])
     results = pd.read_csv(tmp_path / "a" / "results.csv")
     assert list(results.columns) == ["lang", "setup", "variant", "seed", "level", "category", "n_items", "mcc",
-                                     "n_added", "degenerate"]
+                                     "n_added", "commit", "dirty", "degenerate"]
     assert sorted(results.loc[results["degenerate"], "category"]) == ["Logic", "Negation", "overall"]
     main([f"runs={tmp_path / 'a' / 'results.csv'}", f"out={tmp_path / 'b'}", "bootstrap=0", "figures=false"])
     pd.testing.assert_frame_equal(results, pd.read_csv(tmp_path / "b" / "results.csv"))

@@ -1,0 +1,97 @@
+"""What the pooled runs were made from: their inputs and their code.
+
+Seed statistics are only seed statistics when the seeds are all that differs: runs of one
+(lang, setup, variant) whose recorded inputs differ (a data file or model that changed between
+runs) are refused, role by role; a run with no recorded inputs (written before schema 4)
+matches anything, and the report counts such runs. Runs of different code commits are pooled,
+since most commits change no result, but report.md names the commits (`code_sentence`).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from stability.core.errors import UserError
+from stability.core.runrecord import RunRecord
+
+SHORT_HASH = 8
+SHORT_COMMIT = 7
+_FIX = "rerun the runs of old inputs with force=true, or report them from separate folders"
+
+
+def check_same_inputs(runs: Sequence[tuple[Path, RunRecord]]) -> None:
+    """Refuse, in one line, the first (lang, setup, variant) whose runs recorded different
+    contents for some input role."""
+    cells: dict[tuple[str, str, str], list[tuple[Path, RunRecord]]] = {}
+    for path, record in runs:
+        cells.setdefault((record.lang, record.setup, record.variant), []).append((path, record))
+    for cell, members in sorted(cells.items()):
+        folder = _common_folder([path for path, _ in members])
+        roles = sorted({role for _, record in members for role in record.inputs})
+        found = [text for role in roles if (text := _difference(role, members, folder))]
+        if found:
+            raise UserError(f"{len(members)} runs of {' / '.join(filter(None, cell))} read other inputs: "
+                            f"{'; '.join(found)}", path=folder, fix=_FIX)
+
+
+def _difference(role: str, members: list[tuple[Path, RunRecord]], folder: Path | None) -> str | None:
+    """`role (source) <hash> in <run> vs <hash> in <run>` for the first run whose `role` differs
+    from the first run recording it; None when all that recorded it agree."""
+    recorded = [(path, record.inputs[role]) for path, record in members if record.inputs.get(role, {}).get("sha256")]
+    if not recorded:
+        return None
+    first_path, first = recorded[0]
+    for path, entry in recorded[1:]:
+        if entry["sha256"] != first["sha256"]:
+            other_source = "" if entry.get("source") == first.get("source") else f"({entry.get('source')}) "
+            return (f"{role} ({first.get('source')}) {first['sha256'][:SHORT_HASH]} in {_name(first_path, folder)} "
+                    f"vs {other_source}{entry['sha256'][:SHORT_HASH]} in {_name(path, folder)}")
+    return None
+
+
+def _common_folder(paths: list[Path]) -> Path | None:
+    """The deepest folder holding all `paths` (the cell's folder); None when they share none."""
+    try:
+        common = os.path.commonpath([str(path) for path in paths])
+    except ValueError:                  # absolute and relative paths mixed
+        return None
+    return Path(common) if common else None
+
+
+def _name(path: Path, folder: Path | None) -> str:
+    """A run named relative to its cell's folder (`seed0`), or in full."""
+    return str(path.relative_to(folder)) if folder is not None and path != folder else str(path)
+
+
+def code_sentence(results: pd.DataFrame) -> str:
+    """One sentence naming the commits the runs of `results` (with `commit` and `dirty` columns)
+    ran, with how many runs each, and the runs from a tree with uncommitted changes; "" when all
+    ran one known commit from clean trees, or no run recorded either."""
+    runs = results.drop_duplicates(["lang", "setup", "variant", "seed"])
+    commits = runs["commit"].fillna("unknown").map(lambda commit: commit[:SHORT_COMMIT])
+    n_dirty, n_unknown = int(runs["dirty"].fillna(False).sum()), int(runs["dirty"].isna().sum())
+    counts = commits.value_counts(sort=False).sort_index()
+    if (len(counts) < 2 and not n_dirty) or runs["commit"].isna().all():
+        return ""
+    listed = ", ".join(f"{commit} ({_runs(n)})" for commit, n in counts.items())
+    opening = f"Runs of {len(counts)} code commits are pooled: {listed}" if len(counts) > 1 \
+        else f"All {_runs(len(runs))} ran commit {counts.index[0]}"
+    if n_unknown == len(runs):
+        return f"{opening}; whether their trees had uncommitted changes was not recorded."
+    unknown = f" (not recorded for {_runs(n_unknown)})" if n_unknown else ""
+    return f"{opening}; {n_dirty or 'none'} ran from a tree with uncommitted changes{unknown}."
+
+
+def unrecorded_note(runs: pd.DataFrame) -> str:
+    """`inputs not recorded: N runs (...)` for the run directories (`Collected.runs`) whose inputs
+    went unchecked because their records predate input hashes; "" when there are none."""
+    n = int((~runs["inputs_recorded"].astype(bool)).sum())
+    return f"inputs not recorded: {_runs(n)} (written before input hashes)" if n else ""
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
