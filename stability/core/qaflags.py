@@ -4,11 +4,12 @@ One line per finding. `check` names the test that fired: `line` (language identi
 of the whole text), `word` (English words in Cyrillic-script text, letters outside the
 alphabet in Latin-script text), `same_text` (premise == hypothesis), `duplicate` /
 `near_duplicate` (within a file), `leak` (the pair also occurs in a file of another role,
-e.g. a train item in the diagnostic file). `role` is the file's part: train, validation,
-test, diagnostic (or `other`). The findings that make an item's translation suspect
-(`TRANSLATION_CHECKS`: the two language checks, and premise == hypothesis, which in a
-diagnostic set means the translation erased the contrast the item tests) are what the
-report joins with cross-lingual consistency.
+e.g. a train item in the diagnostic file), `repeated_idx` (the idx of an earlier item of the
+file: the readers refuse such a file, data QA reads it to report it). `role` is the file's
+part: train, validation, test, diagnostic (or `other`). The findings that make an item's
+translation suspect (`TRANSLATION_CHECKS`: the two language checks, and premise ==
+hypothesis, which in a diagnostic set means the translation erased the contrast the item
+tests) are what the report joins with cross-lingual consistency.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import csv
 import difflib
 import json
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from stability.core.errors import UserError
 from stability.core.records import Example, parse_label
@@ -25,8 +25,12 @@ _IDX_KEYS = ("idx", "pairID", "index")
 _NO_GOLD_LABEL = "-"
 
 
-def read_examples(path: str | Path, lang: str, source: str | None = None) -> list[Example]:
-    """Read a dataset file in any released format; a user error names file, line and fix."""
+def read_examples(path: str | Path, lang: str, source: str | None = None, *,
+                  unique_idx: bool = True) -> list[Example]:
+    """Read a dataset file in any released format; a user error names file, line and fix.
+    A repeated idx is refused in every split (predictions, scores and cross-language pairs
+    are keyed by idx; no released file repeats one) unless `unique_idx` is off: data QA reads
+    such a file to report it."""
     path = Path(path)
     if not path.is_file():
         raise UserError("file not found", path=path,
@@ -34,16 +38,26 @@ def read_examples(path: str | Path, lang: str, source: str | None = None) -> lis
     if path.stat().st_size == 0:
         raise UserError("file is empty", path=path, fix="replace it with a complete copy of the release")
     source = source or path.stem
-    if path.suffix == ".tsv":
-        examples = list(_read_tsv(path, lang, source))
-    else:
-        examples = list(_read_jsonl(path, lang, source))
-    if not examples:
+    rows = list(_read_tsv(path, lang, source) if path.suffix == ".tsv" else _read_jsonl(path, lang, source))
+    if not rows:
         raise UserError("file holds no examples", path=path, fix="replace it with a complete copy")
+    lines, examples = [line for line, _ in rows], [example for _, example in rows]
+    repeats = repeated_idx(examples) if unique_idx else []
+    if repeats:
+        at, before = repeats[0]
+        raise UserError(f"idx '{examples[at].idx}' repeats line {lines[before]}", path=path, line=lines[at],
+                        fix="give every item its own idx: predictions and cross-language pairs are keyed by it")
     return examples
 
 
-def _read_jsonl(path: Path, lang: str, source: str) -> Iterator[Example]:
+def repeated_idx(examples: Sequence[Example]) -> list[tuple[int, int]]:
+    """(position, position of the first item with that idx) of every item whose idx came before."""
+    first: dict[str, int] = {}
+    return [(i, first[example.idx]) for i, example in enumerate(examples)
+            if first.setdefault(example.idx, i) != i]
+
+
+def _read_jsonl(path: Path, lang: str, source: str) -> Iterator[tuple[int, Example]]:
     with path.open(encoding="utf-8-sig") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
@@ -58,10 +72,10 @@ def _read_jsonl(path: Path, lang: str, source: str) -> Iterator[Example]:
                                 fix="write one {...} object per line")
             example = _example_from_row(row, path, line_no, lang, source, default_idx=line_no - 1)
             if example is not None:
-                yield example
+                yield line_no, example
 
 
-def _read_tsv(path: Path, lang: str, source: str) -> Iterator[Example]:
+def _read_tsv(path: Path, lang: str, source: str) -> Iterator[tuple[int, Example]]:
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
@@ -80,7 +94,7 @@ def _read_tsv(path: Path, lang: str, source: str) -> Iterator[Example]:
                 row = _diagnostic_tsv_row(row)
             example = _example_from_row(row, path, line_no, lang, source, default_idx=line_no - 2)
             if example is not None:
-                yield example
+                yield line_no, example
 
 
 def _diagnostic_tsv_row(row: dict[str, str]) -> dict[str, str]:

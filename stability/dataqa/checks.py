@@ -21,6 +21,7 @@ from stability.core.progress import progress
 from stability.core.qaflags import Flag
 from stability.core.records import Example
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
+from stability.data.formats import repeated_idx
 from stability.dataqa.duplicates import duplicates_within, shared_between, vectorise
 from stability.dataqa.langid import LanguageIdentifier
 from stability.dataqa.words import word_findings
@@ -28,7 +29,7 @@ from stability.dataqa.words import word_findings
 DATAQA_COLUMNS = ["file", "n_texts", "n_judged", "line_pass_rate", "word_pass_rate", "pass_rate_hm",
                   "n_duplicates", "n_leaked",
                   # beyond the DESIGN contract
-                  "role", "n_items", "n_exact_duplicates", "n_near_duplicates", "n_same_text"]
+                  "role", "n_items", "n_exact_duplicates", "n_near_duplicates", "n_same_text", "n_repeated_idx"]
 CATEGORY_COLUMNS = ["file", "level", "category", "coarse", "n_items", "n_texts", "n_judged", "line_pass_rate",
                     "word_pass_rate", "pass_rate_hm"]
 LEAK_COLUMNS = ["file", "role", "other_file", "other_role", "n_shared", "n_exact"]
@@ -176,10 +177,15 @@ def run_qa(files: list[InputFile], language: Language, options: Options) -> QARe
             flags.append(_pair_flag(source, language, source.examples[i], "duplicate" if exact else "near_duplicate",
                                     f"repeats item {source.examples[j].idx}" + ("" if exact else " (near)")))
         n_exact = sum(exact for _, _, exact in repeats)
+        same_idx = repeated_idx(source.examples)
+        for i, j in same_idx:
+            flags.append(_pair_flag(source, language, source.examples[i], "repeated_idx",
+                                    f"same idx as item no. {j + 1} of the file"))
         rows.append({"file": str(source.path), **_rates(checks, np.ones(len(source.examples), bool)),
                      "n_duplicates": len(repeats), "n_leaked": len(leaked[k]), "role": source.role,
                      "n_items": len(source.examples), "n_exact_duplicates": n_exact,
-                     "n_near_duplicates": len(repeats) - n_exact, "n_same_text": len(same_text)})
+                     "n_near_duplicates": len(repeats) - n_exact, "n_same_text": len(same_text),
+                     "n_repeated_idx": len(same_idx)})
         if source.role == "diagnostic":
             category_rows += _category_rows(source, checks)
     return QAResult(pd.DataFrame(rows, columns=DATAQA_COLUMNS), pd.DataFrame(category_rows, columns=CATEGORY_COLUMNS),

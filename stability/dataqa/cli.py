@@ -26,7 +26,8 @@ from stability.dataqa.markdown import render
 
 
 def _configured_inputs(cfg: DictConfig) -> list[InputFile]:
-    """The language config's own files, each in the role of its split."""
+    """The language config's own files, each in the role of its split (read with repeated idx,
+    which the checks report instead of refusing)."""
     source = language_source(cfg)
     if source.root is not None:
         missing = [str(source.root / relative) for relative in source.files.values()
@@ -34,7 +35,7 @@ def _configured_inputs(cfg: DictConfig) -> list[InputFile]:
         if missing:
             raise UserError(f"missing {source.name} files: {', '.join(missing)}", path=source.root,
                             fix="put the files there, pass the right data.root, or name files=[...]")
-    return [InputFile(path, split, read_examples(path, cfg.lang.code))
+    return [InputFile(path, split, read_examples(path, cfg.lang.code, unique_idx=False))
             for split, path in ((split, source.path(split)) for split in source.files)]
 
 
@@ -42,7 +43,7 @@ def _named_inputs(files: list[str], lang: str) -> list[InputFile]:
     """Files given by name, each in the role its content and name suggest."""
     inputs = []
     for path in map(Path, files):
-        examples = read_examples(path, lang)
+        examples = read_examples(path, lang, unique_idx=False)
         inputs.append(InputFile(path, role_from_file(path, examples), examples))
     return inputs
 

@@ -26,12 +26,13 @@ def render(result: QAResult, language: Language, options: Options) -> str:
             f">= {options.min_confidence:g}; shorter texts are not judged. "
             f"Word level: {word_rule}. Pass rate = harmonic mean of the two. Duplicates: same normalised pair "
             f"(exact) or character-3-gram cosine >= {options.near_threshold:g} for premise and hypothesis (near). "
-            "Leaked: the item's pair also occurs in an input file of another role.\n",
+            "Leaked: the item's pair also occurs in an input file of another role. Repeated idx: the item's idx "
+            "is that of an earlier item of its file (items are scored and paired by idx; training refuses it).\n",
             table(["file", "role", "items", "texts", "judged", "line pass", "word pass", "pass (hm)", "duplicates "
-                   "(exact / near)", "premise = hypothesis", "leaked"],
+                   "(exact / near)", "premise = hypothesis", "leaked", "repeated idx"],
                   [[r.file, r.role, r.n_items, r.n_texts, r.n_judged, num(r.line_pass_rate), num(r.word_pass_rate),
                     num(r.pass_rate_hm), f"{r.n_duplicates} ({r.n_exact_duplicates} / {r.n_near_duplicates})",
-                    r.n_same_text, r.n_leaked] for r in result.files.itertuples()])]
+                    r.n_same_text, r.n_leaked, r.n_repeated_idx] for r in result.files.itertuples()])]
     if not result.leaks.empty:
         text.append("\n## Shared pairs between files\n\nItems of *file* whose pair also occurs in *other file* "
                     "(exact of them in the last column).\n\n"
