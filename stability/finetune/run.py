@@ -15,7 +15,7 @@ from stability.core.metrics import accuracy, majority_share, mcc, score_diagnost
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.errors import UserError
-from stability.core.runmatch import ABSENT, OTHER, SAME, judge
+from stability.core.runmatch import OTHER, SAME, judge
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
@@ -53,7 +53,8 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
         return run_dir.read_record()
     if not settings.force and verdict.state == OTHER:
         raise UserError(verdict.refusal(run_dir))
-    target = run_dir if verdict.state == ABSENT else run_dir.staging
+    # a finished run (also one whose metrics.json no longer reads) is never trained over
+    target = run_dir.staging if run_dir.is_finished() else run_dir
     record = _train_and_record(settings, composed, target, inputs)
     if record is not None and target is not run_dir:
         kept = run_dir.take_over_from(target, _stamp())
