@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from stability.core.runrecord import RunRecord, iter_runs
+
 import vs_trainer  # beside this file: the Trainer side and the shared training overrides
 
 VS_TRAINER = Path(vs_trainer.__file__).resolve()
@@ -49,14 +51,15 @@ def _timed(command: list[str], env: dict[str, str], log: Path) -> float:
     return time.perf_counter() - started
 
 
-def _ours(args: argparse.Namespace, work: Path) -> tuple[float, list[dict]]:
-    """The packed sweep in one command; its wall time and every run's metrics.json."""
+def _ours(args: argparse.Namespace, work: Path) -> tuple[float, list[RunRecord]]:
+    """The packed sweep in one command; its wall time and every run's record (read through
+    `iter_runs`, which alone knows the run directory's files)."""
     overrides = [o for o in vs_trainer._overrides(args, 0, work / "cache") if not o.startswith("seed=")]
     command = [sys.executable, "-m", "stability.train", *overrides, f"seed=0..{args.seeds - 1}",
                f"paths.output_dir={work / 'ours'}", "hydra/launcher=local_gpus",
                f"hydra.launcher.jobs_per_device={args.jobs_per_device}"]
     wall = _timed(command, {"NLI_STABILITY_CACHE": str(work / "cache")}, work / "ours.log")
-    records = [json.loads(path.read_text()) for path in sorted((work / "ours").rglob("metrics.json"))]
+    records = [run.read_record() for run in iter_runs(work / "ours")]
     return wall, records
 
 
@@ -114,15 +117,15 @@ def main() -> None:
         trainer_seeds(range(half))
         ours_wall, records = _ours(args, work)
         print(f"ours (one packed sweep): {ours_wall:.1f} s for {len(records)} runs "
-              f"[n_train={records[0]['n_train']}, tokenization cached in "
-              f"{sum(bool(r['tokenization_cached']) for r in records)} of {len(records)}, "
+              f"[n_train={records[0].n_train}, tokenization cached in "
+              f"{sum(bool(r.tokenization_cached) for r in records)} of {len(records)}, "
               f"load={os.getloadavg()[0]:.2f}]", flush=True)
         trainer_seeds(range(half, args.seeds))
     trainer_wall = sum(wall for wall, _ in trainer_runs)
     print(f"total wall: ours {ours_wall:.1f} s, Trainer {trainer_wall:.1f} s, "
           f"ratio Trainer/ours {trainer_wall / ours_wall:.2f} (target >= 1.5)")
     print("best validation accuracy (mean ± sd over seeds): "
-          f"ours {vs_trainer._accuracy_summary([r['val_accuracy'] for r in records])}, "
+          f"ours {vs_trainer._accuracy_summary([r.val_accuracy for r in records])}, "
           f"Trainer {vs_trainer._accuracy_summary([r['best_val_accuracy'] for _, r in trainer_runs])}")
 
 

@@ -18,7 +18,7 @@ from stability.core.command import run_command
 from stability.core.errors import UserError
 from stability.core.schemas.generate import GenerateConfig
 from stability.templates import generate_suite, write_diagnostic_jsonl
-from stability.templates.suites import check_suite
+from stability.templates.suites import SUITES_DIR, check_suite
 
 
 def suite_file(settings: GenerateConfig) -> Path:
@@ -27,15 +27,21 @@ def suite_file(settings: GenerateConfig) -> Path:
     return Path(settings.out) / f"{settings.lang.code}-{settings.suite}-n{n}-seed{settings.seed}.jsonl"
 
 
+def suites_root(suites_dir: str | None) -> Path:
+    """The folder of suites: `suites_dir` (a language of the user's own), else the shipped one."""
+    return SUITES_DIR if suites_dir is None else Path(suites_dir).expanduser()
+
+
 def check(configs: list[DictConfig]) -> None:
     """The suites exist (one line naming the language's suites otherwise)."""
     for cfg in configs:
-        check_suite(cfg.lang.code, cfg.suite)
+        check_suite(cfg.lang.code, cfg.suite, suites_root(cfg.suites_dir))
 
 
 def task(cfg: DictConfig) -> None:
     settings: GenerateConfig = OmegaConf.to_object(cfg)
-    examples = generate_suite(cfg.lang.code, settings.suite, settings.n, settings.seed)
+    examples = generate_suite(cfg.lang.code, settings.suite, settings.n, settings.seed,
+                              suites_root(settings.suites_dir))
     path = suite_file(settings)
     try:
         write_diagnostic_jsonl(examples, path)

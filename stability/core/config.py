@@ -1,6 +1,5 @@
-"""Where the packaged Hydra configs live, and the resolvers they use.
+"""The packaged Hydra configs (`CONF_DIR`, from `confdir`), their names, and the resolvers they use.
 
-The configs ship inside the package (`stability/conf`), so a wheel install has them too.
 Importing this module registers the resolvers, so any `compose` of the configs works.
 """
 from __future__ import annotations
@@ -11,12 +10,12 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
+from stability.core.confdir import CONF_DIR
 from stability.core.errors import UserError
-from stability.core.identity import run_subdir
+from stability.core.identity import run_subdir, variant_of
 from stability.core.schemas import register_all
 from stability.core.setups import diagnostic_tag, setup_name
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 CONFIG_NAME = "train"
 PROBE_CONFIG_NAME = "probe"
 REPORT_CONFIG_NAME = "report"
@@ -66,8 +65,6 @@ def report_output_dir(runs: object) -> str:
 
 def run_variant(*, _root_: DictConfig) -> str:
     """`${run_variant:}`, the run's variant (see `stability.core.identity`)."""
-    from stability.core.identity import variant_of  # it composes configs, so only when resolved
-
     return variant_of(_root_)
 
 

@@ -36,6 +36,7 @@ from typing import Any, Iterator, Mapping
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from stability.core.confdir import CONF_DIR
 from stability.core.runrecord import NON_SEMANTIC_KEYS
 from stability.core.schemas.nli import NliSet
 
@@ -195,8 +196,6 @@ def _composed_defaults(config_name: str, overrides: tuple[str, ...]) -> tuple[di
     composition per experiment and group choices, not one per job)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-
-    from stability.core.config import CONF_DIR
 
     if GlobalHydra.instance().is_initialized():      # inside a Hydra job or a compose context
         cfg = compose(config_name, overrides=list(overrides), return_hydra_config=True)

@@ -1,16 +1,18 @@
 """Language facts, read from the one place that states them: the `lang` config group
-(`stability/conf/lang/<code>.yaml`). Training composes those files through Hydra; tools that
-run outside a training config (annotators, data QA, plan) read them through `language`.
+(`stability/conf/lang/<code>.yaml`). Commands compose those files through Hydra, and a
+command's composed `lang` node gives its facts through `language_of` (so a language kept in
+a user's config folder works too); tools that run outside a config (annotators, plan) read the
+shipped ones through `language`.
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 
-from stability.core.config import CONF_DIR
+from stability.core.confdir import CONF_DIR
 from stability.core.errors import UserError
 
 LANG_DIR = CONF_DIR / "lang"
@@ -41,15 +43,19 @@ def language_codes() -> tuple[str, ...]:
     return tuple(sorted(path.stem for path in LANG_DIR.glob("*.yaml")))
 
 
+def language_of(config: Mapping[str, Any]) -> Language:
+    """The facts a `lang` config states (a shipped file, or a composed node as a dict)."""
+    return Language(code=config["code"], name=config["name"], script=config["script"],
+                    alphabet=config["alphabet"], files=dict(config["files"]),
+                    released_train_size=config.get("released_train_size"),
+                    download=dict(config.get("download") or {}),
+                    qa_allowed_words=frozenset(config.get("dataqa_allowed_words") or ()),
+                    qa_lid_accepted=frozenset(config.get("dataqa_lid_accepted") or ()))
+
+
 @functools.lru_cache(maxsize=None)
 def language(code: str) -> Language:
-    """The facts of `code`; an unknown code is a user error listing the configured ones."""
+    """The facts of the shipped language `code`; an unknown code is a user error listing them."""
     if code not in language_codes():
         raise UserError(f"unsupported language '{code}'", fix=f"use one of: {', '.join(language_codes())}")
-    data = yaml.safe_load((LANG_DIR / f"{code}.yaml").read_text(encoding="utf-8"))
-    return Language(code=data["code"], name=data["name"], script=data["script"],
-                    alphabet=data["alphabet"], files=dict(data["files"]),
-                    released_train_size=data.get("released_train_size"),
-                    download=dict(data.get("download") or {}),
-                    qa_allowed_words=frozenset(data.get("dataqa_allowed_words") or ()),
-                    qa_lid_accepted=frozenset(data.get("dataqa_lid_accepted") or ()))
+    return language_of(yaml.safe_load((LANG_DIR / f"{code}.yaml").read_text(encoding="utf-8")))

@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from stability.core.atomic import atomic_write_text
 from stability.core.command import run_command
 from stability.core.errors import UserError
-from stability.core.languages import language
+from stability.core.languages import language_of
 from stability.core.qaflags import FLAGGED_FILE, write_flags
 from stability.core.schemas.dataqa import DataQAConfig
 from stability.data.formats import read_examples
@@ -51,7 +51,7 @@ def _named_inputs(files: list[str], lang: str) -> list[InputFile]:
 def task(cfg: DictConfig) -> None:
     """Check the files, write the tables, the findings and the page into `out`."""
     settings: DataQAConfig = OmegaConf.to_object(cfg)
-    facts = language(cfg.lang.code)
+    facts = language_of(OmegaConf.to_container(cfg.lang, resolve=True))  # a user's own language too
     options = Options(settings.min_words, settings.min_confidence, settings.min_word_length, settings.allow,
                       settings.flag_names, settings.near_threshold,
                       Path(settings.lid_model) if settings.lid_model else None)

@@ -1,6 +1,9 @@
 """Suites: the YAML files under `suites/<lang>/`, read into templates and lexicons, and
 generated into `Example`s in the diagnostic format.
 
+The folder of suites is `SUITES_DIR` (the shipped ones) unless a caller names another `root`
+(`generate suites_dir=DIR`): a language kept outside the package has its suites there.
+
 `suites/<lang>/lexicon.yaml` holds the language's `dimensions` (computed, e.g. STARTSWITH)
 and `lexicons`; every other `suites/<lang>/<suite>.yaml` holds `templates` (and may add
 lexicons of its own). Template ids are shared across languages where the test is the same,
@@ -166,46 +169,51 @@ def build_suite(data: dict, name: str, path: object, base: Resources) -> Suite:
     return Suite(name, templates, resources)
 
 
-def languages() -> tuple[str, ...]:
-    """Languages with suites."""
-    return tuple(sorted(path.name for path in SUITES_DIR.iterdir() if (path / LEXICON_FILE).is_file()))
+def languages(root: Path = SUITES_DIR) -> tuple[str, ...]:
+    """Languages with suites (a folder with a lexicon.yaml) in `root`."""
+    return tuple(sorted(path.name for path in root.iterdir() if (path / LEXICON_FILE).is_file()))
 
 
-def suite_names(lang: str) -> tuple[str, ...]:
+def suite_names(lang: str, root: Path = SUITES_DIR) -> tuple[str, ...]:
     """The suites of a language (file names without .yaml)."""
-    check_language(lang)
-    return tuple(sorted(path.stem for path in (SUITES_DIR / lang).glob("*.yaml") if path.name != LEXICON_FILE))
+    check_language(lang, root)
+    return tuple(sorted(path.stem for path in (root / lang).glob("*.yaml") if path.name != LEXICON_FILE))
 
 
-def check_language(lang: str) -> None:
-    if lang not in languages():
-        raise UserError(f"no test suites for language '{lang}'", fix=f"use one of: {', '.join(languages())}")
+def check_language(lang: str, root: Path = SUITES_DIR) -> None:
+    """`root` holds `lang`'s suites; else one line naming the languages it holds and what to add."""
+    known = languages(root)
+    if lang not in known:
+        raise UserError(f"no test suites for language '{lang}'", path=root,
+                        fix=(f"use one of: {', '.join(known)}, or " if known else "")
+                        + f"add {lang}/{LEXICON_FILE} and its suite files there (docs/extending.md, \"A language\")")
 
 
 @functools.lru_cache(maxsize=None)
-def language_resources(lang: str) -> Resources:
+def language_resources(lang: str, root: Path = SUITES_DIR) -> Resources:
     """The language's lexicon.yaml, read once per process (Russian forms are inflected here)."""
-    check_language(lang)
-    path = SUITES_DIR / lang / LEXICON_FILE
+    check_language(lang, root)
+    path = root / lang / LEXICON_FILE
     return build_resources(read_yaml(path), path)
 
 
 @functools.lru_cache(maxsize=None)
-def check_suite(lang: str, name: str) -> None:
+def check_suite(lang: str, name: str, root: Path = SUITES_DIR) -> None:
     """`name` is one of the language's suites, or all."""
-    if name != ALL and name not in suite_names(lang):
-        raise UserError(f"no suite '{name}' for {lang}", fix=f"use one of: {', '.join(suite_names(lang) + (ALL,))}")
+    if name != ALL and name not in suite_names(lang, root):
+        raise UserError(f"no suite '{name}' for {lang}",
+                        fix=f"use one of: {', '.join(suite_names(lang, root) + (ALL,))}")
 
 
-def load_suite(lang: str, name: str) -> Suite:
-    check_suite(lang, name)
-    path = SUITES_DIR / lang / f"{name}.yaml"
-    return build_suite(read_yaml(path), name, path, language_resources(lang))
+def load_suite(lang: str, name: str, root: Path = SUITES_DIR) -> Suite:
+    check_suite(lang, name, root)
+    path = root / lang / f"{name}.yaml"
+    return build_suite(read_yaml(path), name, path, language_resources(lang, root))
 
 
-def load_suites(lang: str, suite: str = ALL) -> list[Suite]:
+def load_suites(lang: str, suite: str = ALL, root: Path = SUITES_DIR) -> list[Suite]:
     """One suite, or all of the language's; template ids must be unique across them."""
-    suites = [load_suite(lang, name) for name in (suite_names(lang) if suite == ALL else (suite,))]
+    suites = [load_suite(lang, name, root) for name in (suite_names(lang, root) if suite == ALL else (suite,))]
     seen: dict[str, str] = {}
     for loaded in suites:
         for template in loaded.templates:
@@ -228,10 +236,12 @@ def to_example(item: Item, lang: str, suite: str) -> Example:
                    coarse=coarse_of(template.categories), template=template.id, features=item.features)
 
 
-def generate_suite(lang: str, suite: str = ALL, n: object = None, seed: int = 0) -> list[Example]:
-    """The items of a language's suite(s): n per template (None or 'all': every combination), seeded."""
+def generate_suite(lang: str, suite: str = ALL, n: object = None, seed: int = 0,
+                   root: Path = SUITES_DIR) -> list[Example]:
+    """The items of a language's suite(s) in `root`: n per template (None or 'all': every
+    combination), seeded."""
     n = items_per_template("n", n)
     return [to_example(item, lang, loaded.name)
-            for loaded in load_suites(lang, str(suite))
+            for loaded in load_suites(lang, str(suite), root)
             for template in loaded.templates
             for item in expand(template, loaded.resources.lexicons, n, seed)]
