@@ -16,7 +16,7 @@ import importlib
 import sys
 from typing import NamedTuple, Sequence
 
-from stability.core.errors import USER_ERROR_STATUS
+from stability.core.errors import USER_ERROR_STATUS, exit_on_interrupt
 
 PROGRAM = "nli-stability"
 
@@ -59,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"error: unknown command '{name}' (fix: use one of: {', '.join(COMMANDS)})", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
     sys.argv[0] = f"{PROGRAM} {name}"   # the program Hydra's own usage lines name
-    importlib.import_module(COMMANDS[name].module).main(rest)
+    with exit_on_interrupt():  # Ctrl-C while the command loads; once it runs, `run_command` says more
+        importlib.import_module(COMMANDS[name].module).main(rest)
 
 
 if __name__ == "__main__":

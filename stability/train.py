@@ -42,12 +42,18 @@ def task(cfg: DictConfig) -> float | None:
     return None if record is None else record.overall_mcc
 
 
+def interrupted(configs: list[DictConfig], multirun: bool) -> str:
+    """What Ctrl-C leaves: every finished run (each is written whole, and a rerun skips it)."""
+    kept = "finished runs are kept; the same command again goes on"
+    return f"{kept} (nli-stability status runs={configs[0].hydra.sweep.dir})" if multirun and configs else kept
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Every job is composed before the first starts: a bad value, two jobs that would share a
     run directory or compute the same run, or a finished run another config or other data would
     replace, is refused now (`sweep.guard`) rather than a failure (or a lost run) halfway through."""
     run_command(CONFIG_NAME, task, argv, check=check_sweep, extra_overrides=rank_overrides(),
-                hold=partial(hold_run, slurm_queued=job_queued))  # one writer per run
+                hold=partial(hold_run, slurm_queued=job_queued), interrupted=interrupted)  # one writer per run
     leave_process_group()
 
 

@@ -29,6 +29,13 @@ if JoblibLauncher is not None and SubmititSlurmLauncher is not None:
     class SlurmLauncher(SubmititSlurmLauncher):
         """Hydra's SLURM launcher, following jobs with squeue where sacct fails (`stability.sweep.slurm`)."""
 
+        @staticmethod
+        def preflight() -> None:
+            """Called by every command before Hydra starts the sweep (`core.command`): no SLURM here is one line."""
+            from stability.sweep.slurm import require_slurm
+
+            require_slurm()
+
         def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
             from stability.sweep.slurm import launch_watched
 

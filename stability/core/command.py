@@ -15,9 +15,14 @@ A command may `hold` each job's folder while the job runs (training holds its ru
 `[held] <folder>: held by host:pid; left alone` and returns None: a held job is not a failure
 (its holder runs it, and `status` shows it), so a sweep whose other jobs all succeed exits 0;
 its end counts the runs other processes still hold. Under DDP only the main rank records the job.
+
+A launcher that cannot start here (its class's `preflight()`: `hydra/launcher=slurm` without
+SLURM) is one line before Hydra writes anything. Ctrl-C while the jobs are checked or run is one
+line saying what is kept and how to go on (`interrupted`), and exit status 130.
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from contextlib import AbstractContextManager, nullcontext
@@ -27,10 +32,10 @@ from typing import Callable, Sequence
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from stability.core.config import CONF_DIR
-from stability.core.errors import UserError, exit_on_user_error, first_line
+from stability.core.errors import STARTS_OVER, UserError, exit_interrupted, exit_on_user_error, first_line
 from stability.core.jobrecord import FAILED, RUNNING, JobRecord, job_dir, read_job_record, write_job_record
 from stability.core.jobs import job_configs
 from stability.core.overrides import CHECKED_FLAGS, HYDRA_FLAGS, MULTIRUN_FLAGS, PRINT_FLAGS, prepare_argv
@@ -41,6 +46,8 @@ Task = Callable[[DictConfig], object]
 Check = Callable[[list[DictConfig]], None]
 # a job's folder -> a context that holds it while the job runs; raises RunHeld when another process does
 Hold = Callable[[Path], AbstractContextManager[object]]
+# what Ctrl-C leaves and how to go on, from the jobs' configs and whether they are a sweep
+Interrupted = Callable[[list[DictConfig], bool], str]
 # exit status of a sweep in which some jobs failed (a user error before any job is 2)
 JOBS_FAILED_STATUS = 1
 
@@ -49,13 +56,16 @@ log = logging.getLogger(__name__)
 
 @exit_on_user_error
 def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None, *,
-                check: Check | None = None, extra_overrides: Sequence[str] = (), hold: Hold | None = None) -> None:
+                check: Check | None = None, extra_overrides: Sequence[str] = (), hold: Hold | None = None,
+                interrupted: Interrupted = lambda configs, multirun: STARTS_OVER) -> None:
     """Compose and check every job of `argv`, run `check` on them (e.g. no two runs share a
-    directory), then hand the command line to Hydra, which calls `task(cfg)` once per job.
+    directory) and the launcher's preflight, then hand the command line to Hydra, which calls
+    `task(cfg)` once per job.
 
     `task` runs inside Hydra's job: a UserError there is one line and status 2 as well, for a
     single run; in a sweep it fails that job only (see the module docstring). `hold`, if given,
     holds each job's folder while the job runs, before the job writes anything there.
+    `interrupted` says what Ctrl-C leaves behind.
     """
     arguments = prepare_argv(list(sys.argv[1:] if argv is None else argv), CONF_DIR)
     unknown = [arg for arg in arguments if arg.startswith("-") and arg.split("=")[0] not in HYDRA_FLAGS]
@@ -64,18 +74,38 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
                         fix="options are key=value overrides, e.g. lang=fr files=[a.jsonl]; --help lists the keys")
     flags = [arg.split("=")[0] for arg in arguments if arg.startswith("-")]
     configs: list[DictConfig] = []
-    if all(flag in CHECKED_FLAGS for flag in flags):  # not --help, --info, --config-name, ...
-        configs = job_configs(arguments, config_name)
-        if any(flag in PRINT_FLAGS for flag in flags):
-            configs = []  # --cfg job: Hydra only prints, so no check and no jobs to sum up
-        elif check is not None:
-            check(configs)
-    sys.argv = [sys.argv[0], *arguments, *extra_overrides]
-    hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(_job(task, hold))()
-    multirun = any(arg in MULTIRUN_FLAGS for arg in arguments) or \
-        any(cfg.hydra.mode == RunMode.MULTIRUN for cfg in configs[:1])
+    multirun = any(arg in MULTIRUN_FLAGS for arg in arguments)
+    try:  # Ctrl-C while the jobs are checked (a report reads its runs there) or while they run
+        if all(flag in CHECKED_FLAGS for flag in flags):  # not --help, --info, --config-name, ...
+            configs = job_configs(arguments, config_name)
+            if any(flag in PRINT_FLAGS for flag in flags):
+                configs = []  # --cfg job: Hydra only prints, so no check and no jobs to sum up
+            elif check is not None:
+                check(configs)
+        multirun = multirun or any(cfg.hydra.mode == RunMode.MULTIRUN for cfg in configs[:1])
+        if multirun and configs:  # only a sweep goes through the launcher
+            _preflight(configs[0])
+        sys.argv = [sys.argv[0], *arguments, *extra_overrides]
+        hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(_job(task, hold))()
+    except KeyboardInterrupt:
+        exit_interrupted(interrupted(configs, multirun))
     if multirun:
         _end_of_sweep(configs)
+
+
+def _preflight(cfg: DictConfig) -> None:
+    """The sweep's launcher refuses now if it cannot start here: Hydra would first write the
+    sweep's multirun.yaml, then fail in a traceback. A launcher class says so in a static
+    `preflight()` (a UserError); one Hydra cannot import is left to Hydra's own message."""
+    target = str(OmegaConf.select(cfg, "hydra.launcher._target_", default=""))
+    module, _, name = target.rpartition(".")
+    try:
+        launcher = getattr(importlib.import_module(module), name, None) if module else None
+    except ImportError:
+        return
+    preflight = getattr(launcher, "preflight", None)
+    if callable(preflight):
+        preflight()
 
 
 def _end_of_sweep(configs: list[DictConfig]) -> None:

@@ -35,6 +35,7 @@ from stability.core.config import CONF_DIR, CONFIG_NAME
 from stability.core.errors import UserError, first_line
 from stability.core.overrides import (CHECKED_FLAGS, MULTIRUN_FLAGS, PRINT_FLAGS, group_options, prepare_argv,
                                       split_flags, user_config_dirs)
+from stability.core.schemas.checks import EXAMPLE
 
 # The `_target_` of hydra/sweeper=basic, the only sweeper whose expansion the plan knows.
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
@@ -229,9 +230,13 @@ def type_error(err: ValidationError) -> UserError | None:
     hint = typing.get_type_hints(err.object_type).get(str(err.key))
     optional = typing.get_origin(hint) is typing.Union and type(None) in typing.get_args(hint)
     wanted = next((t for t in typing.get_args(hint) if t is not type(None)), None) if optional else hint
+    key, or_null = err.full_key, " or null" if optional else ""
+    if typing.get_origin(wanted) is list and not isinstance(err.value, (list, ListConfig)):
+        field = next(f for f in dataclasses.fields(err.object_type) if f.name == str(err.key))
+        example = field.metadata.get(EXAMPLE, f"[{err.value}]")
+        return UserError(f"{key} takes a list, not {err.value!r}", fix=f"pass it in brackets: {key}={example}")
     if wanted not in _TYPE_WORDS:
         return None
     words, placeholder = _TYPE_WORDS[wanted]
-    key, or_null = err.full_key, " or null" if optional else ""
     problem = f"{key} cannot be null" if err.value is None else f"{key}={err.value!r} is not {words}"
     return UserError(problem, fix=f"pass {key}=<{placeholder}>{or_null}")

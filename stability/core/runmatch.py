@@ -33,7 +33,8 @@ Inputs = Mapping[str, Mapping[str, str]]
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a folder holds compared with a job, and what differs (`key: old -> new`)."""
+    """What a folder holds compared with a job, and what differs (`key: old -> new`); for a
+    folder whose metrics.json cannot be read (absent as a finished run), what is wrong with it."""
 
     state: str
     differences: tuple[str, ...] = ()
@@ -51,8 +52,8 @@ def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool =
         return Verdict(ABSENT)
     try:
         record = run.read_record()
-    except UserError:  # an unreadable metrics.json: no finished run to keep
-        return Verdict(ABSENT)
+    except UserError as err:  # an unreadable metrics.json: no finished run to keep
+        return Verdict(ABSENT, (err.problem,))
     keys = [] if record.config_fingerprint == config_fingerprint(composed) else _changed_keys(run, composed)
     contents = changed_inputs(record.inputs, inputs)
     if not keys and not contents:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from stability.core.errors import UserError
+from stability.core.errors import UserError, open_text
 from stability.core.records import Example, parse_label
 from stability.core.taxonomy import COARSE_FIELDS, TAXONOMY
 
@@ -21,6 +21,10 @@ _PREMISE_KEYS = ("premise", "sentence1")
 _HYPOTHESIS_KEYS = ("hypothesis", "sentence2")
 _LABEL_KEYS = ("label", "gold_label")
 _IDX_KEYS = ("idx", "pairID", "index")
+# the columns a TSV header must name, each by one of its names: GLUE's (MNLI's gold_label) or,
+# in diagnostic-full.tsv, capitalised
+_TSV_COLUMNS = {"premise": _PREMISE_KEYS, "hypothesis": _HYPOTHESIS_KEYS, "label": _LABEL_KEYS}
+_DIAGNOSTIC_TSV_COLUMNS = {"premise": ("Premise",), "hypothesis": ("Hypothesis",), "label": ("Label",)}
 # MNLI marks pairs without annotator consensus with "-"; every MNLI reader drops them.
 _NO_GOLD_LABEL = "-"
 
@@ -58,7 +62,7 @@ def repeated_idx(examples: Sequence[Example]) -> list[tuple[int, int]]:
 
 
 def _read_jsonl(path: Path, lang: str, source: str) -> Iterator[tuple[int, Example]]:
-    with path.open(encoding="utf-8-sig") as handle:
+    with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -76,13 +80,14 @@ def _read_jsonl(path: Path, lang: str, source: str) -> Iterator[tuple[int, Examp
 
 
 def _read_tsv(path: Path, lang: str, source: str) -> Iterator[tuple[int, Example]]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    with open_text(path, newline="") as handle:
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if not header:
             raise UserError("file is empty", path=path, fix="replace it with a complete copy")
         header = [column.strip() for column in header]
         diagnostic = "Premise" in header and "Hypothesis" in header
+        _check_tsv_header(path, header, _DIAGNOSTIC_TSV_COLUMNS if diagnostic else _TSV_COLUMNS)
         for line_no, cells in enumerate(reader, start=2):
             if not any(cell.strip() for cell in cells):
                 continue
@@ -95,6 +100,16 @@ def _read_tsv(path: Path, lang: str, source: str) -> Iterator[tuple[int, Example
             example = _example_from_row(row, path, line_no, lang, source, default_idx=line_no - 2)
             if example is not None:
                 yield line_no, example
+
+
+def _check_tsv_header(path: Path, header: list[str], columns: dict[str, tuple[str, ...]]) -> None:
+    """A header lacking a column is refused at line 1 (else every row would say its field is
+    missing, at line 2), naming the column names the readers know."""
+    for field, names in columns.items():
+        if not any(name in header for name in names):
+            raise UserError(f"the header has no {field} column (it has {', '.join(header)})", path=path, line=1,
+                            fix="name the columns as GLUE does: index, sentence1, sentence2, label "
+                                "(diagnostic-full.tsv: Premise, Hypothesis, Label)")
 
 
 def _diagnostic_tsv_row(row: dict[str, str]) -> dict[str, str]:

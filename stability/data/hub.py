@@ -20,7 +20,7 @@ from typing import Any
 import datasets
 from datasets import ClassLabel, Dataset, DatasetDict, load_dataset, load_from_disk
 
-from stability.core.errors import UserError, first_line
+from stability.core.errors import UserError, first_line, require_utf8
 from stability.core.records import parse_label
 from stability.core.schemas.nli import NliSet
 from stability.data.container import RECORD_FEATURES
@@ -31,9 +31,10 @@ _NO_GOLD = ("-1", "-")
 _SAVED_MARKERS = ("dataset_dict.json", "state.json")
 
 
-def load_nli_set(spec: NliSet, run_lang: str) -> Dataset:
-    """The split `spec` names as records in `spec.lang` (the run's language when null)."""
-    return to_records(load_raw(spec), spec, spec.lang or run_lang)
+def load_nli_set(spec: NliSet, run_lang: str, key: str = "data.train_set") -> Dataset:
+    """The split `spec` names as records in `spec.lang` (the run's language when null); `key` is
+    where the config holds `spec` (`data.mix`, `data.extra_eval.0`), for the fixes' overrides."""
+    return to_records(load_raw(spec), spec, spec.lang or run_lang, key)
 
 
 def _where(spec: NliSet) -> str:
@@ -76,6 +77,9 @@ def _from_files(spec: NliSet) -> Dataset:
         raise UserError(f"{_where(spec)}: missing data file", path=missing[0],
                         fix="put the file there or point data_files at it")
     files = [str(Path(name).expanduser()) for name in spec.data_files]
+    if spec.path != "parquet":  # json, csv: text, whose parser would not say the encoding is wrong
+        for name in files:
+            require_utf8(Path(name))
     try:
         return load_dataset(spec.path, data_files={spec.split: files}, split=spec.split)
     except Exception as err:  # the format's parser: any error is the file's
@@ -93,8 +97,9 @@ def _from_hub(spec: NliSet) -> Dataset:
                             "or point path at a save_to_disk folder or at json/csv/parquet data_files") from None
 
 
-def to_records(raw: Dataset, spec: NliSet, lang: str) -> Dataset:
-    """The record columns of `raw`, its labels mapped and collapsed, rows without gold dropped."""
+def to_records(raw: Dataset, spec: NliSet, lang: str, key: str = "data.train_set") -> Dataset:
+    """The record columns of `raw`, its labels mapped and collapsed, rows without gold dropped;
+    `key` as for `load_nli_set`."""
     missing = [f"{field}={column}" for field, column in spec.columns.items() if column not in raw.column_names]
     if missing:
         raise UserError(f"{_where(spec)} has no column {missing[0]} (it has {', '.join(raw.column_names)})",
@@ -106,15 +111,16 @@ def to_records(raw: Dataset, spec: NliSet, lang: str) -> Dataset:
         kept: dict[str, list[Any]] = {name: [] for name in RECORD_FEATURES}
         ids = batch[spec.columns["idx"]] if "idx" in spec.columns else indices
         for i, raw_label in enumerate(batch[spec.columns["label"]]):
-            text = str(raw_label) if raw_label in (-1, None) else label_text(raw_label)
-            text = spec.labels.get(text, text)
+            read = str(raw_label) if raw_label in (-1, None) else label_text(raw_label)
+            text = spec.labels.get(read, read)
             if text in _NO_GOLD:
                 continue
             label = parse_label(text)
-            if label is None:
-                raise UserError(f"{_where(spec)}: unknown label {text!r} (row {indices[i]})",
-                                fix=f"map it, e.g. labels.{text}=entailment (or not_entailment, neutral, "
-                                    "contradiction)")
+            if label is None:  # `++`: a new key of the label map needs `+`, a mapped one `++` replaces
+                mapped = f" (mapped from {read!r})" if text != read else ""
+                raise UserError(f"{_where(spec)}: unknown label {text!r}{mapped} in row {indices[i] + 1}",
+                                fix=f"map it, e.g. ++{key}.labels.{read}=entailment (or not_entailment, "
+                                    "neutral, contradiction)")
             for name, value in (("idx", str(ids[i])), ("premise", batch[spec.columns["premise"]][i]),
                                 ("hypothesis", batch[spec.columns["hypothesis"]][i]), ("label", label),
                                 ("lang", lang), ("source", spec.name)):

@@ -98,7 +98,8 @@ def load_run_datasets(settings: DataSettings) -> RunDatasets:
     diagnostic = first(to_dataset(read_diagnostic(settings, source)), data.max_eval_samples)
     mnli = mnli_addition(settings)
     added = to_dataset(mnli) if mnli else mix_addition(settings)
-    extra = {spec.name: first(load_nli_set(spec, code), data.max_eval_samples) for spec in data.extra_eval}
+    extra = {spec.name: first(load_nli_set(spec, code, f"data.extra_eval.{number}"), data.max_eval_samples)
+             for number, spec in enumerate(data.extra_eval)}
     return RunDatasets(train=train if added is None else concatenate_datasets([train, added]),
                        validation=validation, diagnostic=diagnostic, extra=extra,
                        n_added=0 if added is None else len(added))

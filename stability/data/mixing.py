@@ -31,4 +31,4 @@ def mix_addition(settings: DataSettings) -> Dataset | None:
     n = parse_n_samples(mix.n_samples, KEY)
     if n == 0:
         return None
-    return nested_select(load_nli_set(mix, settings.lang.code), n, mix.seed, mix.name)
+    return nested_select(load_nli_set(mix, settings.lang.code, "data.mix"), n, mix.seed, mix.name)

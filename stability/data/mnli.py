@@ -31,6 +31,7 @@ def mnli_source(settings: DataSettings) -> FileSource:
         root=Path(data.root).expanduser() if data.root else None,
         cache_dir=downloads_dir(settings.paths),
         download=DownloadSpec.from_config(data.mnli.download),
+        key="data.mnli.file",
     )
 
 

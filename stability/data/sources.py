@@ -68,18 +68,21 @@ class FileSource:
     root: Path | None
     cache_dir: Path
     download: DownloadSpec
+    # the config key of a split's file, as a user overrides it (MNLI's is data.mnli.file)
+    key: str = "lang.files.{split}"
 
     def path(self, split: str) -> Path:
         """The local path of a split, downloading into the cache when needed."""
+        key = self.key.format(split=split)
         if split not in self.files or not self.files[split]:
             raise UserError(f"{self.name} has no '{split}' file configured",
-                            fix=f"add files.{split} to its config")
+                            fix=f"pass ++{key}=PATH (relative to data.root) or add it to the config")
         relative = self.files[split]
         if self.root is not None:
             path = self.root / relative
             if not path.is_file():
                 raise UserError(f"missing {self.name} {split} file", path=path,
-                                fix=f"put the file there, point files.{split} elsewhere, "
+                                fix=f"put the file there, point {key} elsewhere, "
                                     "or unset data.root to download the release")
             return path
         cached = self.cache_dir / relative

@@ -90,7 +90,7 @@ def collect(paths: list[Path]) -> Collected:
             runs = list(iter_runs(path))
             if not runs:
                 raise UserError("no run directories (folders with a finished run record) found", path=path,
-                                fix="point at the output folder of stability.train, or at a tidy CSV")
+                                fix="point at the output folder of nli-stability train, or at a tidy CSV")
             for run in runs:
                 rows, items, record = read_run(run)
                 frames.append(rows)

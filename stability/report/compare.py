@@ -51,7 +51,11 @@ class Condition:
 
 
 def check_conditions(results: pd.DataFrame, condition_a: str, condition_b: str) -> None:
-    """Fail early, before any work, when a compared condition is absent or shares no language."""
+    """Fail early, before any work, when a compared condition is absent or shares no language,
+    or is compared with itself (every delta would be zero)."""
+    if Condition.parse(condition_a) == Condition.parse(condition_b):
+        raise UserError(f"compare: {condition_a!r} and {condition_b!r} are the same condition",
+                        fix="compare two conditions, e.g. compare=[rte,rte+mnli10000] or compare=[rte,rte/lr3e-05]")
     langs = results.groupby(["setup", "variant"])["lang"].agg(set)
     available = ", ".join(condition_name(setup, variant) for setup, variant in langs.index)
     keys = []

@@ -7,10 +7,13 @@ UNKNOWN, so the sweep waited for it forever. This launcher hands submitit a watc
 asks `sacct` while it answers and the controller itself (`squeue`) once it does not, saying
 so once. A job that ends without a result then ends the command with one line naming it and
 what to do next; runs that finished are kept, and the same command again runs only the rest.
+On a machine without SLURM's programs the sweep is refused before anything is written
+(`require_slurm`, the launcher's preflight).
 """
 from __future__ import annotations
 
 import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -21,9 +24,12 @@ from hydra.core.utils import JobReturn
 from submitit.core.utils import UncompletedJobError
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
+from stability.core.errors import UserError
 from stability.sweep.squeue import queued_jobs
 
 log = logging.getLogger(__name__)
+# what a SLURM sweep runs on the submitting machine: sbatch submits, submitit looks for srun
+PROGRAMS = ("sbatch", "srun")
 # The state a job gets once squeue no longer lists it: it ended, how is no longer known.
 ENDED = "ENDED"
 
@@ -70,6 +76,17 @@ class SacctOrSqueueWatcher(SlurmInfoWatcher):
             job = jobs.get(job_id)
             self._info_dict[job_id] = {"JobID": job_id, "State": job.state if job else ENDED,
                                        "NodeList": job.node if job else ""}
+
+
+def require_slurm() -> None:
+    """Refuse a SLURM sweep where SLURM's programs are not on PATH: submitit finds out only once
+    Hydra has written the sweep's multirun.yaml (which `status` would read as runs not started),
+    and says so in a traceback."""
+    missing = [program for program in PROGRAMS if shutil.which(program) is None]
+    if missing:
+        raise UserError(f"hydra/launcher=slurm needs SLURM, and this machine has no {' or '.join(missing)} on PATH",
+                        fix="submit from a login node of the cluster, or drop hydra/launcher=slurm to run here "
+                            "(hydra/launcher=local_gpus spreads the jobs over this machine's GPUs)")
 
 
 @contextmanager

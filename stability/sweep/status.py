@@ -32,7 +32,7 @@ from stability.core.errors import UserError
 from stability.core.jobrecord import FAILED, RUNNING, JobRecord, read_job_record
 from stability.core.jobs import job_configs
 from stability.core.runlock import LockOwner, process_alive, read_owner, stale_reason
-from stability.core.runmatch import OTHER, RECORD_MORE, SAME, Verdict
+from stability.core.runmatch import ABSENT, OTHER, RECORD_MORE, SAME, Verdict
 from stability.core.runrecord import RunDir
 from stability.sweep.guard import finished_run_verdict
 from stability.sweep.squeue import QueuedJob, queued_jobs, still_queued
@@ -174,6 +174,8 @@ def _killed_since_last_start(job_folder: Path) -> str | None:
 
 def _finished_detail(verdict: Verdict) -> str:
     """Why a folder holding a finished run still counts as not started for this sweep."""
+    if verdict.state == ABSENT and verdict.differences:  # its metrics.json is unreadable: training redoes it
+        return f"{verdict.differences[0]}: the same command again redoes the run"
     if verdict.state == OTHER:
         return f"a finished run of another config or other inputs is there ({'; '.join(verdict.differences)})"
     return "finished; to be redone to record more (weights, extra sets)" if verdict.state == RECORD_MORE else ""

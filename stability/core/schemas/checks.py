@@ -6,6 +6,11 @@ from typing import Iterable
 
 from stability.core.errors import UserError
 
+# A schema field's metadata key for an example value, which the fix for a value of the wrong
+# shape shows (`compare=rte`: `compare=[rte,rte+mnli10000]`); a list field without one is
+# shown the value given in brackets (`files=a.jsonl`: `files=[a.jsonl]`).
+EXAMPLE = "example"
+
 
 def at_least(key: str, value: float | None, low: float, *, optional: bool = False) -> None:
     """`value >= low` (None passes when `optional`)."""

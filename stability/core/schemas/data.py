@@ -135,10 +135,15 @@ class Data:
         if parse_n_samples(self.mnli.n_samples) != 0 and parse_n_samples(self.mix.n_samples, "data.mix.n_samples") != 0:
             raise UserError("data.mnli.n_samples and data.mix.n_samples are both set",
                             fix="mix in one dataset at a time (set the other to 0)")
+        for number, extra in enumerate(self.extra_eval):  # a set without a path is unused elsewhere, not here
+            if extra.path is None:
+                raise UserError(f"data.extra_eval.{number} ({extra.name or 'unnamed'}) has no path",
+                                fix="give it the dataset's path, e.g. data.extra_eval=[{name:xnli-test,"
+                                    "path:facebook/xnli,config:fr,split:test}]")
         names = [extra.name for extra in self.extra_eval]
-        if any(extra.path is None for extra in self.extra_eval) or len(set(names)) < len(names):
+        if len(set(names)) < len(names):
             raise UserError(f"data.extra_eval names {names}: each set needs a name of its own",
-                            fix="give every entry a path and a distinct name, e.g. {name:xnli-test,path:...}")
+                            fix="give every entry a distinct name, e.g. {name:xnli-test,path:...}")
         at_least("data.max_train_samples", self.max_train_samples, 1, optional=True)
         at_least("data.max_eval_samples", self.max_eval_samples, 1, optional=True)
         at_least("data.max_length", self.max_length, 1)

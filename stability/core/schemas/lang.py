@@ -68,7 +68,7 @@ class Lang(_LangData, LangFacts):
         missing = [split for split in RUN_SPLITS if not self.files.get(split)]
         if missing:
             raise UserError(f"lang {self.code} names no {missing[0]} file",
-                            fix=f"add files.{missing[0]} to its config (lang.files.{missing[0]}=PATH)")
+                            fix=f"pass ++lang.files.{missing[0]}=PATH or add it to the language config")
 
 
 @dataclass

@@ -5,14 +5,19 @@ normalised to lists of strings here, so the report reads `list[str]` whichever w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import above, at_least, within
+from stability.core.schemas.checks import EXAMPLE, above, at_least, within
+
+
+def _pair(example: str) -> Any:
+    """An optional key of exactly two entries; its fixes show `example`."""
+    return field(default=None, metadata={EXAMPLE: example})
 
 
 @dataclass
@@ -21,7 +26,7 @@ class ReportSchema:
 
     runs: Any = None
     out: str = MISSING
-    compare: Optional[List[str]] = None
+    compare: Optional[List[str]] = _pair("[rte,rte+mnli10000]")
     delta_mcc: float = 0.1
     delta_std: float = -0.05
     bootstrap: int = 1000
@@ -32,9 +37,9 @@ class ReportSchema:
     failed_margin: float = 0.0
     constant_share: float = 1.0
     exclude_failed: bool = False
-    consistency_pair: Optional[List[str]] = None
+    consistency_pair: Optional[List[str]] = _pair("[fr,de]")
     dataqa: Any = None
-    compare_langs: Optional[List[str]] = None
+    compare_langs: Optional[List[str]] = _pair("[fr,sv]")
     aso: bool = False
     aso_iterations: int = 100
     power_delta: float = 0.1
@@ -52,11 +57,11 @@ class ReportSchema:
         within("constant_share", self.constant_share, 0.5, 1, closed_high=True)
         at_least("aso_iterations", self.aso_iterations, 1)
         above("power_delta", self.power_delta, 0)
-        for key, example in (("compare", "compare=[rte,rte+mnli_all]"), ("consistency_pair", "consistency_pair=[fr,de]"),
-                             ("compare_langs", "compare_langs=[fr,sv]")):
-            value = getattr(self, key)
+        for pair in (f for f in fields(self) if EXAMPLE in f.metadata):
+            value = getattr(self, pair.name)
             if value is not None and len(value) != 2:
-                raise UserError(f"{key} needs exactly 2 entries, got {len(value)}", fix=f"pass e.g. {example}")
+                raise UserError(f"{pair.name} needs exactly 2 entries, got {len(value)}",
+                                fix=f"pass e.g. {pair.name}={pair.metadata[EXAMPLE]}")
         if self.compare_langs is not None and self.compare_langs[0] == self.compare_langs[1]:
             raise UserError(f"compare_langs names {self.compare_langs[0]} twice",
                             fix="pass two languages, e.g. compare_langs=[fr,sv]")
