@@ -101,3 +101,15 @@ def test_non_main_rank_writes_nothing(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert {p.name for p in (out / "rank0").iterdir()} >= {".hydra", "metrics.json", "config.yaml"}
     assert list((out / "rank1").iterdir()) == []  # Hydra creates the job dir, nothing more
+
+
+@pytest.mark.slow
+def test_only_the_main_rank_records_a_sweep_job(tmp_path):
+    """A sweep (job.json around each job) launched on two processes, each rank with its own
+    sweep folder: rank 0 records the job and holds the run, rank 1 writes no job.json."""
+    out = tmp_path / "ddp"
+    result = _accelerate_launch([*RUN, "seed=0,1", f"hydra.sweep.dir={out}/rank${{oc.env:RANK}}"], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    recorded = {path.relative_to(out).parts[0] for path in out.rglob("job.json")}
+    assert recorded == {"rank0"} and len(list((out / "rank0").rglob("job.json"))) == 2
+    assert not list(out.rglob("run.lock"))  # released at the end of each job
