@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Sequence
 
 from stability.core.atomic import atomic_write_text
 
@@ -51,7 +52,14 @@ def folder_hash(folder: Path, cache_dir: Path | None, names: tuple[str, ...] = (
     """One hash over the files of a folder (recursively, by relative path), or over the files
     named `names` (globs) where given: a model checkpoint or a `save_to_disk` dataset."""
     files = sorted({p for pattern in names or ("**/*",) for p in folder.glob(pattern) if p.is_file()})
+    return files_hash(files, cache_dir, folder)
+
+
+def files_hash(files: Sequence[Path], cache_dir: Path | None, folder: Path | None = None) -> str:
+    """One hash over several files, each named by its path (relative to `folder`, where given)
+    and its content: a renamed or reordered file is another input too."""
     digest = hashlib.sha256()
     for path in files:
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_hash(path, cache_dir)}\n".encode())
+        name = path.relative_to(folder).as_posix() if folder is not None else str(path)
+        digest.update(f"{name}\0{file_hash(path, cache_dir)}\n".encode())
     return digest.hexdigest()

@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -37,7 +36,7 @@ from typing import Any, Iterator, Mapping
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from stability.core.confdir import CONF_DIR
-from stability.core.runrecord import NON_SEMANTIC_KEYS
+from stability.core.runrecord import NON_SEMANTIC_KEYS, fingerprint
 from stability.core.schemas.nli import NliSet
 
 # config groups whose choice can tell two variants apart (lang, logger, paths, hydra do not)
@@ -154,7 +153,7 @@ def _value_text(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, (list, dict)):
-        return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        return fingerprint(value)[:8]
     return str(value)
 
 

@@ -41,10 +41,10 @@ class JobRecord:
 
     @classmethod
     def started_here(cls, env: Mapping[str, str] = os.environ) -> JobRecord:
-        return cls(RUNNING, socket.gethostname(), os.getpid(), _now(), slurm_job_id(env))
+        return cls(RUNNING, socket.gethostname(), os.getpid(), utc_now(), slurm_job_id(env))
 
     def finished(self, error: str | None = None) -> JobRecord:
-        return dataclasses.replace(self, state=FAILED if error else DONE, ended=_now(), error=error)
+        return dataclasses.replace(self, state=FAILED if error else DONE, ended=utc_now(), error=error)
 
 
 def slurm_job_id(env: Mapping[str, str] = os.environ) -> str | None:
@@ -77,5 +77,6 @@ def read_job_record(directory: Path) -> JobRecord | None:
         return None
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now, UTC, to the second, in ISO 8601: the times every record of a run carries."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")

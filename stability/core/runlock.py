@@ -26,13 +26,12 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
 from filelock import SoftFileLock, Timeout
 
-from stability.core.jobrecord import slurm_job_id
+from stability.core.jobrecord import slurm_job_id, utc_now
 from stability.core.ranks import launch_id, launch_rank
 from stability.core.runrecord import RunDir
 
@@ -140,7 +139,7 @@ def _take(path: Path, slurm_queued: SlurmQueued | None) -> tuple[SoftFileLock, s
     except Timeout:  # another process took it first
         raise RunHeld(_read(path) or LockOwner("", 0)) from None
     record = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         "started": utc_now(),
                          "slurm_job": slurm_job_id(), "launch": launch_id()})
     path.write_text(record, encoding="utf-8")  # over filelock's own marker, in the same file
     return lock, record

@@ -332,7 +332,12 @@ def semantic_config(composed: DictConfig) -> dict[str, Any]:
 
 def config_fingerprint(composed: DictConfig) -> str:
     """A hash of the semantic config: equal hash, same computation (of the same inputs)."""
-    return hashlib.sha256(json.dumps(semantic_config(composed), sort_keys=True, default=str).encode()).hexdigest()
+    return fingerprint(semantic_config(composed))
+
+
+def fingerprint(value: Any) -> str:
+    """The sha256 of a JSON-able value written canonically (sorted keys): equal value, equal hash."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _drop_key(config: dict[str, Any], dotted: str) -> None:

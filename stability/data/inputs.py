@@ -17,12 +17,11 @@ training text, which the train input covers. Hashes are cached by (path, size, m
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from stability.core.contenthash import file_hash, folder_hash
+from stability.core.contenthash import file_hash, files_hash, folder_hash
 from stability.core.schemas.data import parse_n_samples
-from stability.core.schemas.model import Model, TinyModel
+from stability.core.schemas.model import Model
 from stability.core.schemas.nli import NliSet
 from stability.data.hub import FILE_FORMATS, load_raw, saved_folder
 from stability.data.loading import language_source
@@ -60,7 +59,7 @@ def run_inputs(settings: DataSettings, model: Model) -> Inputs:
         inputs["mix"] = nli_set_input(data.mix, cache)
     for extra in data.extra_eval:
         inputs[f"extra:{extra.name}"] = nli_set_input(extra, cache)
-    if not (isinstance(model, TinyModel) and model.kind == "tiny"):
+    if model.kind != "tiny":  # only the tiny model is built from scratch
         inputs["model"] = model_input(model.name, cache)
     return inputs
 
@@ -79,8 +78,7 @@ def nli_set_input(spec: NliSet, cache: Path) -> dict[str, str]:
         files = [Path(name).expanduser() for name in spec.data_files or ()]
         if len(files) == 1:
             return file_input(files[0], cache)
-        joined = "".join(f"{path}\0{file_hash(path, cache)}\n" for path in files)
-        return {"source": ", ".join(map(str, files)), "sha256": hashlib.sha256(joined.encode()).hexdigest()}
+        return {"source": ", ".join(map(str, files)), "sha256": files_hash(files, cache)}
     where = f"{spec.path}" + (f" {spec.config}" if spec.config else "") + f" [{spec.split}]"
     return {"source": where, "sha256": load_raw(spec)._fingerprint}
 

@@ -5,7 +5,6 @@ import logging
 import os
 import time
 from dataclasses import asdict
-from datetime import datetime, timezone
 from pathlib import Path
 
 from accelerate import Accelerator
@@ -15,6 +14,7 @@ from stability.core.metrics import accuracy, majority_share, mcc, score_diagnost
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.errors import UserError
+from stability.core.jobrecord import utc_now
 from stability.core.runmatch import OTHER, SAME, judge
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
@@ -64,17 +64,13 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
 
 def _stamp() -> str:
     """A folder name for now: `2026-11-25T22:30:00+00:00` -> `20261125T223000Z`."""
-    return _now().replace("-", "").replace(":", "").replace("+0000", "Z")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return utc_now().replace("-", "").replace(":", "").replace("+0000", "Z")
 
 
 def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunDir,
                       inputs: dict[str, dict[str, str]]) -> RunRecord | None:
     """Train into `run_dir` and write its record; the main process returns it."""
-    started_at = _now()
+    started_at = utc_now()
     fingerprint = config_fingerprint(composed)
     save_model = settings.trainer.save_model
     started = time.perf_counter()
@@ -142,7 +138,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
         tokenization_cached=all(hit for _, hit in encoded.values()),
         num_processes=accelerator.num_processes, device=str(accelerator.device), pid=os.getpid(),
         config_fingerprint=fingerprint, environment=environment(str(accelerator.device)),
-        inputs=inputs, started=started_at, ended=_now(),
+        inputs=inputs, started=started_at, ended=utc_now(),
         saved_model=run_dir.model_dir.name if save_model else None,
     )
     run_dir.write_predictions(predictions)

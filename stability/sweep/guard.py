@@ -14,8 +14,6 @@ Each is refused with what makes it so and how to proceed; nothing is written.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from stability.core.errors import UserError
 from stability.core.jobs import without_hydra
 from stability.core.runmatch import ABSENT, OTHER, Verdict, judge, leaves
-from stability.core.runrecord import RunDir, semantic_config
+from stability.core.runrecord import RunDir, fingerprint, semantic_config
 from stability.core.schemas.train import train_settings
 from stability.data.inputs import run_inputs
 
@@ -102,7 +100,7 @@ def _computation(cfg: DictConfig) -> str:
     in `seed_init` and `seed_order` once they are resolved."""
     semantic = semantic_config(without_hydra(cfg))
     semantic.pop("seed", None)
-    return hashlib.sha256(json.dumps(semantic, sort_keys=True, default=str).encode()).hexdigest()
+    return fingerprint(semantic)
 
 
 def _differing(configs: list[DictConfig]) -> dict[str, list[object]]:

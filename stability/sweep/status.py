@@ -81,14 +81,14 @@ def sweep_status(folder: Path) -> SweepStatus:
     """Every run of the sweep in `folder`, in launch order."""
     configs = sweep_configs(folder)
     tasks = _slurm_tasks(folder / SUBMITIT_DIR, len(configs))
-    records = [read_job_record(folder / str(cfg.hydra.sweep.subdir)) for cfg in configs]
-    owners = [read_owner(folder / str(cfg.hydra.sweep.subdir)) for cfg in configs]
+    subdirs = [str(cfg.hydra.sweep.subdir) for cfg in configs]
+    records = [read_job_record(folder / subdir) for subdir in subdirs]
+    owners = [read_owner(folder / subdir) for subdir in subdirs]
     queue = queued_jobs({holder.slurm_job for holder in (*records, *owners) if holder and holder.slurm_job}
                         | set(tasks.values()))
     judge = _Judge(folder, queue)
     statuses = []
-    for index, (cfg, record, owner) in enumerate(zip(configs, records, owners)):
-        subdir = str(cfg.hydra.sweep.subdir)
+    for index, (cfg, subdir, record, owner) in enumerate(zip(configs, subdirs, records, owners)):
         run = RunDir(folder / subdir)
         state, detail = judge(run, finished_run_verdict(cfg, run), record, owner, tasks.get(index))
         statuses.append(RunStatus(subdir, state, detail))
