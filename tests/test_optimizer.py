@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stability.finetune.loop import adamw
+from stability.finetune.optimizers import adamw
 
 
 def _two_steps(optimizer_for) -> list[torch.Tensor]:

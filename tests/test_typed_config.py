@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from stability.core.config import CONF_DIR, compose_config
 from stability.core.errors import UserError
@@ -58,12 +58,21 @@ def _group_files() -> list[Path]:
 
 @pytest.mark.parametrize("path", _group_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_a_schema_adds_drops_and_retypes_no_key_of_its_yaml(path):
-    """The composed group equals the file's own keys and values, in the file's order: config.yaml
-    and every fingerprint stay what they were before the schemas."""
-    raw = OmegaConf.load(path)
-    del raw["defaults"]
+    """The composed group equals the file's own keys and values (over those of the sibling files
+    it builds on, e.g. trainer/mosbach.yaml on trainer/default.yaml), in the files' order:
+    config.yaml and every fingerprint stay what they were before the schemas."""
     composed = compose_config([f"{path.parent.name}={path.stem}"])[path.parent.name]
-    assert OmegaConf.to_yaml(composed) == OmegaConf.to_yaml(raw)
+    assert OmegaConf.to_yaml(composed) == OmegaConf.to_yaml(_own_keys(path))
+
+
+def _own_keys(path: Path) -> DictConfig:
+    """A group file's keys merged over those of the same-group files its defaults list names."""
+    raw = OmegaConf.load(path)
+    base = OmegaConf.create()
+    for entry in raw.pop("defaults", []):
+        if isinstance(entry, str) and entry != "_self_" and not entry.startswith("/"):
+            base = OmegaConf.merge(base, _own_keys(path.parent / f"{entry}.yaml"))
+    return OmegaConf.merge(base, raw)
 
 
 def test_the_training_schema_has_train_yaml_keys_after_the_groups():

@@ -65,7 +65,19 @@ _READ_ONLY_WHEN: tuple[tuple[tuple[str, ...], Callable[[DictConfig], bool]], ...
     (("data.train_set",), lambda cfg: OmegaConf.select(cfg, "data.train_set.path") is not None),
     (("data.mix",), lambda cfg: str(OmegaConf.select(cfg, "data.mix.n_samples", default=0)) != "0"),
     (("data.extra_eval",), lambda cfg: bool(OmegaConf.select(cfg, "data.extra_eval", default=None))),
+    # the warm-up of a linear schedule; the plateau rule's factor and floor once it is on
+    (("trainer.warmup_ratio",), lambda cfg: OmegaConf.select(cfg, "trainer.schedule", default="constant") != "constant"),
+    (("trainer.lr_decay_factor", "trainer.min_lr"),
+     lambda cfg: OmegaConf.select(cfg, "trainer.lr_patience", default=None) is not None),
 )
+# Keys added after runs existed, at the value that trains as before they existed (the
+# stabilisation methods, all off): left out of the fingerprint at that value, so a run at the
+# defaults keeps the fingerprint of one finished before the keys were added.
+OFF_VALUES: dict[str, Any] = {
+    "trainer.optimizer": "adamw", "trainer.schedule": "constant", "trainer.lr_patience": None,
+    "trainer.eval_every": "epoch", "trainer.reinit_layers": 0, "trainer.layer_lr_decay": 1.0,
+    "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0,
+}
 _RERUN = "delete the run directory and run it again"
 
 
@@ -325,6 +337,8 @@ def semantic_config(composed: DictConfig) -> dict[str, Any]:
     resolved = OmegaConf.to_container(composed, resolve=True)
     assert isinstance(resolved, dict)
     ignored = NON_SEMANTIC_KEYS + tuple(key for keys, read in _READ_ONLY_WHEN if not read(composed) for key in keys)
+    ignored += tuple(key for key, off in OFF_VALUES.items()
+                     if OmegaConf.select(composed, key, default=off) == off)
     for dotted in ignored:
         _drop_key(resolved, dotted)
     return resolved

@@ -24,9 +24,8 @@ from stability.core.progress import progress
 from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import collate, epoch_batches, eval_batches
 from stability.finetune.encoding import EncodedSplit
+from stability.finetune.recipe import Recipe, prepare
 
-# torch >= 2.4 has fused AdamW kernels for CPU as well as CUDA.
-_FUSED_ADAMW_EVERYWHERE = torch.__version__ >= "2.4"
 # Steps between updates of the loss shown on the progress bar (each reads the loss off the device).
 _LOSS_SHOWN_EVERY = 25
 
@@ -44,11 +43,16 @@ class TrainResult:
 
 @dataclass
 class _State:
-    """Everything needed to continue a run after its last finished epoch."""
+    """Everything needed to continue a run from its last checkpoint: where it stands (the epoch,
+    the batches of it done, the optimiser steps), its log and best weights, and the validations
+    since the best one."""
 
     result: TrainResult
     best_weights: dict[str, torch.Tensor] | None = None
-    epochs_without_improvement: int = 0
+    stale: int = 0
+    epoch: int = 1
+    batches_done: int = 0
+    step: int = 0
 
 
 def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
@@ -93,107 +97,146 @@ def labels_from_probability(prob_entailment: np.ndarray) -> np.ndarray:
     return np.where(prob_entailment >= 0.5, 0, 1)
 
 
-def adamw(params, learning_rate: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW with the fused kernel where torch has one for every device (CPU since torch 2.4).
-
-    The default (per-tensor) CPU implementation runs ~10 elementwise passes per parameter
-    tensor; for a small encoder with batch size 4 that step cost more than forward and
-    backward together. The fused kernel computes the same update in one pass (results equal
-    up to float rounding; runs stay deterministic). HF Trainer uses it by default too.
-    """
-    return torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay,
-                             fused=True if _FUSED_ADAMW_EVERYWHERE else None)
-
-
 def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:
     return indices[accelerator.process_index::accelerator.num_processes]
 
 
 def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedSplit,
           settings: TrainConfig, accelerator: Accelerator, pad_id: int, checkpoint: Path | None,
-          on_epoch: Callable[[dict], None],
+          on_validation: Callable[[dict], None],
           on_resume: Callable[[list[dict]], None], name: str = "train") -> TrainResult:
-    """Train up to max_epochs, stop after `patience` epochs without a better validation accuracy,
-    and leave the model holding the best epoch's weights. `on_resume` receives the epochs a
-    checkpoint already holds, which may be fewer than a killed run had logged. `name` labels
-    the progress bars."""
+    """Train up to max_epochs, validating after each epoch or every `trainer.eval_every` steps;
+    stop after `patience` validations without a better accuracy (or once jiant's plateau rule
+    takes the rate below `min_lr`), and leave the model holding the best validation's weights.
+    `on_resume` receives the validations a checkpoint already holds, which may be fewer than a
+    killed run had logged. `name` labels the progress bars."""
     trainer = settings.trainer
     world = accelerator.num_processes
     if trainer.batch_size % world:
         raise UserError(f"trainer.batch_size={trainer.batch_size} is not divisible by {world} processes",
                         fix="choose a global batch size that is a multiple of the process count")
-    optimizer = adamw(model.parameters(), trainer.learning_rate, trainer.weight_decay)
-    model, optimizer = accelerator.prepare(model, optimizer)
+    every = trainer.validation_steps
+    steps_per_epoch = sum(len(indices) >= world for indices in _batches(train_split, settings, 1))
+    recipe = prepare(model, trainer, steps_per_epoch, settings.seed_init * 1000)
+    model, optimizer = accelerator.prepare(model, recipe.optimizer)
     state = _State(TrainResult())
-    start_epoch = 1
     if checkpoint is not None and checkpoint.is_file():
-        state, start_epoch = _load_checkpoint(checkpoint, model, optimizer, accelerator)
+        state = _load_checkpoint(checkpoint, model, optimizer, recipe, accelerator)
         on_resume(state.result.log)
-    train_lengths = train_split.lengths
     started = time.perf_counter() - state.result.seconds
-    for epoch in range(start_epoch, trainer.max_epochs + 1):
-        epoch_start = time.perf_counter()
-        # the dropout stream restarts each epoch, so a resumed run equals an uninterrupted one
-        torch.manual_seed(settings.seed_init * 1000 + epoch)
+    stop = False
+    # validating every N steps, training runs on to the planned steps rounded up to whole
+    # validations (jiant v1's t_total), past max_epochs by less than one validation interval
+    last_epoch = trainer.max_epochs if every is None else -(-recipe.total_steps // max(steps_per_epoch, 1))
+    for epoch in range(state.epoch, last_epoch + 1):
+        segment_start = time.perf_counter()
+        _seed_dropout(settings.seed_init, epoch, state)
         model.train()
         # the loss stays on the device: reading it every step would wait for the GPU each time
         loss_sum = torch.zeros((), device=accelerator.device)
         steps = 0
-        bar = progress(epoch_batches(train_lengths, trainer.batch_size, settings.seed_order, epoch,
-                                     trainer.group_by_length),
-                       desc=f"[{name}] epoch {epoch}", unit="batch", enabled=accelerator.is_main_process)
+        batches = _batches(train_split, settings, epoch)
+        bar = progress(batches[state.batches_done:], desc=f"[{name}] epoch {epoch}", unit="batch",
+                       enabled=accelerator.is_main_process)
         for indices in bar:
+            state.batches_done += 1
             if len(indices) < world:
                 continue  # a tail too small to give every process an example
             batch = to_device(collate(train_split, _process_slice(indices, accelerator), pad_id),
                               accelerator.device)
             loss = model(**batch).loss
-            accelerator.backward(loss)
+            accelerator.backward(recipe.loss(loss))
             accelerator.clip_grad_norm_(model.parameters(), trainer.max_grad_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
+            recipe.learning_rate.after_step()
+            state.step += 1
             loss_sum += loss.detach().float()
             steps += 1
             if not bar.disable and steps % _LOSS_SHOWN_EVERY == 0:
                 bar.set_postfix(loss=f"{loss_sum.item() / steps:.4f}", refresh=False)
+            if every is not None and state.step % every == 0:
+                stop = _validate(model, val_split, settings, accelerator, pad_id, name, state, recipe,
+                                 epoch, loss_sum.item() / steps, segment_start, started, on_validation)
+                stop = stop or state.step >= recipe.total_steps
+                _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator)
+                if stop:
+                    break
+                _seed_dropout(settings.seed_init, epoch, state)
+                model.train()
+                loss_sum.zero_()
+                steps, segment_start = 0, time.perf_counter()
         bar.close()
-        probs = predict_entailment_probability(model, val_split, trainer.eval_batch_size,
-                                               accelerator, pad_id, desc=f"[{name}] validation")
-        val_acc = accuracy(val_split.labels.tolist(), labels_from_probability(probs).tolist())
-        entry = {"epoch": epoch, "loss": loss_sum.item() / steps if steps else float("nan"),
-                 "val_accuracy": val_acc, "seconds": time.perf_counter() - epoch_start}
-        result = state.result
-        result.log.append(entry)
-        result.epochs_trained = epoch
-        if val_acc > result.best_val_accuracy:
-            result.best_val_accuracy, result.best_epoch = val_acc, epoch
-            state.best_weights = copy.deepcopy(accelerator.unwrap_model(model).state_dict())
-            state.epochs_without_improvement = 0
-        else:
-            state.epochs_without_improvement += 1
-        result.seconds = time.perf_counter() - started
-        on_epoch(entry)
-        if checkpoint is not None and accelerator.is_main_process:
-            _save_checkpoint(checkpoint, state, model, optimizer, accelerator, epoch)
-        if state.epochs_without_improvement >= trainer.patience:
+        state.epoch, state.batches_done = epoch + 1, 0
+        if every is None:
+            stop = _validate(model, val_split, settings, accelerator, pad_id, name, state, recipe, epoch,
+                             loss_sum.item() / steps if steps else float("nan"), segment_start, started,
+                             on_validation)
+            _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator)
+        if stop:
             break
     if state.best_weights is not None:
         accelerator.unwrap_model(model).load_state_dict(state.best_weights)
+    recipe.finish(accelerator.unwrap_model(model))
     return state.result
 
 
-def _save_checkpoint(path: Path, state: _State, model, optimizer, accelerator: Accelerator,
-                     epoch: int) -> None:
-    """Atomically store the state after `epoch`, so a killed run resumes from the next one."""
+def _batches(split: EncodedSplit, settings: TrainConfig, epoch: int) -> list[np.ndarray]:
+    trainer = settings.trainer
+    return epoch_batches(split.lengths, trainer.batch_size, settings.seed_order, epoch, trainer.group_by_length)
+
+
+def _seed_dropout(seed_init: int, epoch: int, state: _State) -> None:
+    """Restart the dropout (and mixout) stream at each epoch, and after each validation inside
+    one, so a run resumed from any checkpoint draws what the uninterrupted run drew."""
+    if not state.batches_done:
+        torch.manual_seed(seed_init * 1000 + epoch)
+    else:
+        torch.manual_seed(int(np.random.SeedSequence([seed_init, epoch, state.batches_done]).generate_state(1)[0]))
+
+
+def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator: Accelerator, pad_id: int,
+              name: str, state: _State, recipe: Recipe, epoch: int, loss: float, segment_start: float,
+              started: float, on_validation: Callable[[dict], None]) -> bool:
+    """Score the validation set, log it, keep the best weights; True when training must stop."""
+    probs = predict_entailment_probability(model, val_split, settings.trainer.eval_batch_size,
+                                           accelerator, pad_id, desc=f"[{name}] validation")
+    val_acc = accuracy(val_split.labels.tolist(), labels_from_probability(probs).tolist())
+    entry = {"epoch": epoch, "loss": loss, "val_accuracy": val_acc,
+             "seconds": time.perf_counter() - segment_start}
+    if settings.trainer.validation_steps is not None:
+        entry["step"] = state.step
+    result = state.result
+    result.log.append(entry)
+    result.epochs_trained = epoch
+    if val_acc > result.best_val_accuracy:
+        result.best_val_accuracy, result.best_epoch = val_acc, epoch
+        state.best_weights = copy.deepcopy(accelerator.unwrap_model(model).state_dict())
+        state.stale = 0
+    else:
+        state.stale += 1
+    result.seconds = time.perf_counter() - started
+    on_validation(entry)
+    below_min_lr = recipe.learning_rate.after_validation(val_acc)
+    return state.stale >= settings.trainer.patience or below_min_lr
+
+
+def _save_checkpoint(path: Path | None, state: _State, model, optimizer, recipe: Recipe,
+                     accelerator: Accelerator) -> None:
+    """Atomically store the state, so a killed run resumes where it stood (main process only)."""
+    if path is None or not accelerator.is_main_process:
+        return
     with atomic_path(path) as tmp:
-        torch.save({"epoch": epoch, "model": accelerator.unwrap_model(model).state_dict(),
-                    "optimizer": optimizer.state_dict(), "best_weights": state.best_weights,
-                    "result": state.result, "stale": state.epochs_without_improvement}, tmp)
+        torch.save({"model": accelerator.unwrap_model(model).state_dict(), "optimizer": optimizer.state_dict(),
+                    "learning_rate": recipe.learning_rate.state_dict(), "state": state}, tmp)
 
 
-def _load_checkpoint(path: Path, model, optimizer, accelerator: Accelerator) -> tuple[_State, int]:
+def _load_checkpoint(path: Path, model, optimizer, recipe: Recipe, accelerator: Accelerator) -> _State:
     saved = torch.load(path, map_location="cpu", weights_only=False)
+    if "state" not in saved:
+        raise UserError(f"{path} was written by an older version of nli-stability and cannot be resumed",
+                        fix="delete it to train the run from the start")
     accelerator.unwrap_model(model).load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
-    state = _State(saved["result"], saved["best_weights"], saved["stale"])
-    return state, saved["epoch"] + 1
+    recipe.learning_rate.load_state_dict(saved["learning_rate"])
+    return saved["state"]

@@ -94,7 +94,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     name = " ".join(part for part in (settings.lang.code, settings.setup, settings.variant,
                                       f"seed {settings.seed}") if part)
 
-    def on_epoch(entry: dict) -> None:
+    def on_validation(entry: dict) -> None:
         if main:
             run_dir.append_epoch(entry)
             tracker.log_epoch(entry)
@@ -107,7 +107,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
 
     pad_id = int(tokenizer.pad_token_id)
     result = train(model, encoded["train"][0], encoded["validation"][0], settings, accelerator, pad_id,
-                   checkpoint, on_epoch, on_resume, name)
+                   checkpoint, on_validation, on_resume, name)
     eval_started = time.perf_counter()
     diag_split = encoded["diagnostic"][0]
     prob = predict_entailment_probability(model, diag_split, settings.trainer.eval_batch_size,

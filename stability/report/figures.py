@@ -1,12 +1,13 @@
 """PNG figures of the report beyond the seed heat map: language and delta heat maps, data-size
-curves, cross-lingual κ maps and consistency bars, variance shares of seed grids, and
-expected-maximum curves.
+curves, cross-lingual κ maps and consistency bars, variance shares of seed grids,
+expected-maximum curves, and σ and mean per stabilisation method.
 
 They share the seed heat map's drawing (`stability.statistics.figures`): one diverging scale
 centred on 0, categories in canonical order down the y axis, undefined cells in grey.
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -21,6 +22,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from stability.core.taxonomy import FINE_CATEGORIES  # noqa: E402
 from stability.report.collect import OVERALL  # noqa: E402
+from stability.report.stabilizers import method_labels  # noqa: E402
 from stability.statistics.figures import (  # noqa: E402
     CMAP,
     UNDEFINED_TEXT,
@@ -227,3 +229,86 @@ def expected_max_plot(curves: pd.DataFrame, out: Path) -> Path:
             ax.legend(fontsize=8)
     fig.suptitle("Expected maximum over n runs (closed form over the runs' empirical distribution)", fontsize=10)
     return save_figure(fig, out / "expected_max.png")
+
+
+_SPREAD_CMAP = "Purples"   # sequential, apart from the red–blue of the MCC maps beside it
+
+
+def _wrapped(name: str) -> str:
+    """A coarse category's name on two lines where it is long ("Predicate-Argument\nStructure")."""
+    return textwrap.fill(name, 18, break_long_words=False, break_on_hyphens=False)
+
+
+def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Path]:
+    """Per setup, a row of two heat maps per language, methods × (overall, coarse categories): σ of
+    MCC over seeds with its bootstrap interval, and the mean MCC; the reference method first, the
+    share of failed runs beside each method, ↓/↑ where the method's σ (mean) is below/above the
+    reference's at Holm p < `alpha`: `stabilizers_<setup>.png` (`stabilizers.csv`'s rows)."""
+    shown = table[table["level"].isin(["all", "coarse"])]
+    paths = []
+    for setup, part in shown.groupby("setup", sort=True):
+        reference = part.loc[part["method"] == part["reference"], ["lang", "level", "category", "std_mcc", "mean_mcc"]]
+        part = part.merge(reference.rename(columns={"std_mcc": "reference_std_mcc", "mean_mcc": "reference_mean_mcc"}),
+                          on=["lang", "level", "category"], how="left")
+        langs = list(part["lang"].drop_duplicates())
+        columns = list(part["category"].drop_duplicates())
+        n_methods = part.groupby("lang")["method"].nunique()
+        vmax = max(float(np.nanmax(part["std_mcc"].to_numpy(float), initial=0.0)), 0.05)
+        heights = [0.55 * n_methods[lang] + 0.9 for lang in langs]
+        fig, axes = plt.subplots(len(langs), 2, figsize=(6.0 + 2 * 1.25 * len(columns), sum(heights) + 1.4),
+                                 squeeze=False, gridspec_kw={"height_ratios": heights})
+        for (ax_std, ax_mean), lang in zip(axes, langs):
+            cells = part[part["lang"] == lang]
+            methods = list(cells["method"].drop_duplicates())   # the reference first
+            names = method_labels(methods)
+            labels = [_method_label(cells[cells["method"] == method].iloc[0], names[method]) for method in methods]
+            for ax, value, cmap, vmin, top, label, title in (
+                    (ax_std, "std_mcc", _SPREAD_CMAP, 0.0, vmax, "σ of MCC over seeds",
+                     f"σ of MCC over seeds [{1 - alpha:.0%} bootstrap interval]"),
+                    (ax_mean, "mean_mcc", CMAP, -1.0, 1.0, "mean MCC over seeds", "mean MCC over seeds")):
+                matrix = cells.pivot(index="method", columns="category", values=value).reindex(index=methods,
+                                                                                               columns=columns)
+                text = cells.assign(_text=[_stabilizer_text(row, value, alpha) for row in cells.itertuples()]) \
+                    .pivot(index="method", columns="category", values="_text").reindex(index=methods, columns=columns)
+                sns.heatmap(matrix, ax=ax, cmap=cmap, vmin=vmin, vmax=top,
+                            center=0.0 if value == "mean_mcc" else None,
+                            annot=text.fillna("").to_numpy(), fmt="", annot_kws={"size": 8}, linewidths=0.6,
+                            linecolor="white", cbar_kws={"label": label, "shrink": 0.8})
+                ax.axhline(1, color="black", linewidth=1.4)   # below the reference
+                ax.axvline(1, color="black", linewidth=1.0)   # right of overall
+                ax.set_title(f"{lang} · {setup}: {title}", fontsize=10)
+                ax.set_xlabel("")
+                ax.set_ylabel("")
+                ax.set_xticks(np.arange(len(columns)) + 0.5, [_wrapped(name) for name in columns], rotation=0,
+                              fontsize=8)
+                ax.set_yticks(np.arange(len(methods)) + 0.5, labels if ax is ax_std else [""] * len(methods),
+                              rotation=0, fontsize=8)
+                ax.tick_params(left=ax is ax_std)
+        fig.suptitle(f"{setup}: which method stabilises what (rows: methods, the reference first, with their "
+                     f"failed runs)\n↓ / ↑: σ (left) or mean (right) below / above the reference's, Holm p < {alpha:g} "
+                     "(Brown–Forsythe for σ, Welch for the mean)", fontsize=10)
+        paths.append(save_figure(fig, out / f"stabilizers_{safe_name(setup)}.png",
+                                 top=1.0 - 0.45 / fig.get_figheight()))
+    return paths
+
+
+def _method_label(row: pd.Series, name: str) -> str:
+    """`trainer-mosbach` over `1 of 5 failed` (no second line for tidy CSV inputs); `(reference)` after the reference."""
+    name += " (reference)" if row["method"] == row["reference"] else ""
+    failed = "" if pd.isna(row["failed"]) else f"\n{row['failed']} of {row['n_runs']} failed"
+    return name + failed
+
+
+def _stabilizer_text(row: tuple, value: str, alpha: float) -> str:
+    """A cell's annotation: the value, an arrow where it differs from the reference's, and under σ its interval."""
+    number = getattr(row, value)
+    if pd.isna(number):
+        return UNDEFINED_TEXT
+    holm = row.p_variance_holm if value == "std_mcc" else row.p_mean_holm
+    arrow = ""
+    if not pd.isna(holm) and holm < alpha:
+        arrow = " ↓" if number < getattr(row, f"reference_{value}") else " ↑"
+    text = f"{number:.2f}{arrow}"
+    if value == "std_mcc" and not pd.isna(row.std_low):
+        text += f"\n[{row.std_low:.2f}, {row.std_high:.2f}]"
+    return text

@@ -7,8 +7,9 @@ categories an item belongs to (`membership`), and the category × seed heat map 
 Comparisons with multiplicity control (`multiplicity`), almost stochastic order between
 seed distributions (`dominance`, optional deepsig extra), variance sources of a
 seed_init × seed_order grid (`variance`), expected best validation score over n runs
-(`expected_max`) and seeds needed to detect a difference (`power`) answer a reviewer's
-questions about comparisons.
+(`expected_max`), seeds needed to detect a difference (`power`), σ over seeds with its
+bootstrap interval and tests of equal spread and mean between two methods (`spread`) and the
+Wilson interval of a failure rate (`rates`) answer a reviewer's questions about comparisons.
 Keeping them here lets each command import them without importing another command.
 May import `stability.core` only.
 """

@@ -84,8 +84,9 @@ def draw_heatmap(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, ti
     ax.tick_params(axis="y", labelrotation=0)
 
 
-def save_figure(fig: plt.Figure, path: Path) -> Path:
-    fig.tight_layout()
+def save_figure(fig: plt.Figure, path: Path, top: float = 1.0) -> Path:
+    """Lay out and write a figure; `top` < 1 keeps the figure's top share free for a suptitle."""
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, top))
     fig.savefig(path, dpi=_DPI)
     plt.close(fig)
     return path

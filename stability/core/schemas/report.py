@@ -15,6 +15,10 @@ from stability.core.errors import UserError
 from stability.core.schemas.checks import EXAMPLE, above, at_least, within
 
 
+# the reference method of "Which method stabilises what": the study's own recipe (trainer=jiant_superglue)
+REFERENCE = "trainer-jiant-superglue"
+
+
 def _pair(example: str) -> Any:
     """An optional key of exactly two entries; its fixes show `example`."""
     return field(default=None, metadata={EXAMPLE: example})
@@ -43,6 +47,7 @@ class ReportSchema:
     aso: bool = False
     aso_iterations: int = 100
     power_delta: float = 0.1
+    reference: str = REFERENCE
 
     def __post_init__(self) -> None:
         self.runs = path_list("runs", self.runs)

@@ -1,20 +1,30 @@
-"""Schema of the `trainer` group (`conf/trainer/default.yaml`): the fine-tuning settings."""
+"""Schema of the `trainer` group (`conf/trainer/default.yaml`): the fine-tuning settings.
+
+The stabilisation methods (docs/stabilisation-methods.md) are keys here too, each off by
+default: at its off value a key is left out of the run's fingerprint
+(`core.runrecord.OFF_VALUES`), so runs finished before it existed keep theirs.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from stability.core.schemas.checks import above, at_least, one_of
+from stability.core.errors import UserError
+from stability.core.schemas.checks import above, at_least, one_of, within
 
 # accelerate's mixed precision; a str, not an Enum, so config.yaml and the fingerprint keep "no"
 MIXED_PRECISION = ("no", "fp16", "bf16")
+OPTIMIZERS = ("adamw", "bertadam")
+SCHEDULES = ("constant", "linear")
+EVERY_EPOCH = "epoch"
 
 
 @dataclass
 class Trainer:
-    """Batch sizes, optimiser, early stopping and what a run keeps."""
+    """Batch sizes, optimiser, learning-rate policy, early stopping, stabilisers and what a run keeps."""
 
     batch_size: int = MISSING
     eval_batch_size: int = MISSING
@@ -27,6 +37,18 @@ class Trainer:
     mixed_precision: str = MISSING
     resume: bool = MISSING
     save_model: bool = MISSING
+    optimizer: str = "adamw"
+    schedule: str = "constant"
+    warmup_ratio: float = 0.1
+    lr_patience: Optional[int] = None
+    lr_decay_factor: float = 0.5
+    min_lr: float = 0.0
+    # "epoch" or a number of optimiser steps (OmegaConf has no Union: checked below)
+    eval_every: Any = EVERY_EPOCH
+    reinit_layers: int = 0
+    layer_lr_decay: float = 1.0
+    mixout: float = 0.0
+    pretrained_decay: float = 0.0
 
     def __post_init__(self) -> None:
         for key in ("batch_size", "eval_batch_size", "max_epochs", "patience"):
@@ -35,6 +57,34 @@ class Trainer:
         above("trainer.max_grad_norm", self.max_grad_norm, 0)
         at_least("trainer.weight_decay", self.weight_decay, 0)
         one_of("trainer.mixed_precision", self.mixed_precision, MIXED_PRECISION)
+        one_of("trainer.optimizer", self.optimizer, OPTIMIZERS)
+        one_of("trainer.schedule", self.schedule, SCHEDULES)
+        within("trainer.warmup_ratio", self.warmup_ratio, 0, 1)
+        at_least("trainer.lr_patience", self.lr_patience, 0, optional=True)
+        within("trainer.lr_decay_factor", self.lr_decay_factor, 0, 1)
+        above("trainer.lr_decay_factor", self.lr_decay_factor, 0)
+        at_least("trainer.min_lr", self.min_lr, 0)
+        self.eval_every = eval_steps(self.eval_every)
+        at_least("trainer.reinit_layers", self.reinit_layers, 0)
+        within("trainer.layer_lr_decay", self.layer_lr_decay, 0, 1, closed_high=True)
+        above("trainer.layer_lr_decay", self.layer_lr_decay, 0)
+        within("trainer.mixout", self.mixout, 0, 1)
+        at_least("trainer.pretrained_decay", self.pretrained_decay, 0)
+
+    @property
+    def validation_steps(self) -> int | None:
+        """Optimiser steps between validations, or None to validate after each epoch."""
+        return None if self.eval_every == EVERY_EPOCH else int(self.eval_every)
+
+
+def eval_steps(value: object) -> str | int:
+    """`epoch`, or a positive whole number of steps."""
+    if value == EVERY_EPOCH:
+        return EVERY_EPOCH
+    if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
+        raise UserError(f"trainer.eval_every={value!r} is neither 'epoch' nor a number of steps",
+                        fix="pass trainer.eval_every=epoch or trainer.eval_every=<steps, e.g. 1000>")
+    return int(value)
 
 
 def register(store: ConfigStore) -> None:

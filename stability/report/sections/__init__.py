@@ -6,7 +6,8 @@ from __future__ import annotations
 from stability.report.section import Section
 from stability.report.sections import (agreement, categories, comparison, comparison_tests, consistency,
                                        expected_max, extra_eval, failed, inputs, intervals, language_tests, languages,
-                                       probing, seed_power, sizes, suites, summary, variance_sources)
+                                       probing, seed_power, sizes, stabilizers, suites, summary,
+                                       variance_sources)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
@@ -20,6 +21,7 @@ SECTIONS: tuple[Section, ...] = (
     comparison.build,
     comparison_tests.build,
     language_tests.build,
+    stabilizers.build,
     sizes.build,
     variance_sources.build,
     expected_max.build,
