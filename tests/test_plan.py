@@ -46,6 +46,15 @@ def test_baseline_is_its_languages_by_six_seeds():
     assert all(r.epochs == 10 and r.sizes == "release" for r in runs)
 
 
+def test_validating_every_n_steps_bounds_epochs_by_jiants_t_total():
+    """English RTE (2,490 pairs, 623 batches of 4): the study's recipe validates every 1,000 steps
+    and trains on to 7,000 steps, 7000/623 epochs; by epochs it is max_epochs."""
+    (jiant,) = planned_runs(["lang=en", "trainer=jiant_superglue"])
+    (by_epoch,) = planned_runs(["lang=en", "trainer=jiant_superglue", "trainer.eval_every=epoch"])
+    assert jiant.n_train == 2490
+    assert jiant.epochs == pytest.approx(7000 / 623) and by_epoch.epochs == 10
+
+
 @pytest.mark.slow
 def test_mnli_size_sweeps_sizes_in_order():
     runs = planned_runs(["experiment=mnli_size"])

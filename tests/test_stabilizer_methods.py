@@ -4,6 +4,7 @@ checked against values computed by hand or by the reference library."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import pytest
@@ -16,12 +17,15 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
+from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.schemas.train import train_settings
+from stability.core.schemas.trainer import Trainer
 from stability.finetune.mixout import Mixout, apply_mixout, remove_mixout
 from stability.finetune.optimizers import BertAdam, build_optimizer, parameter_groups
 from stability.finetune.pretrained_decay import PretrainedDecay
 from stability.finetune.reinit import reinit_top_layers
-from stability.finetune.schedules import LearningRate, planned_steps
+from stability.finetune.schedules import LearningRate
 
 BETA1, BETA2 = 0.9, 0.999
 
@@ -260,11 +264,16 @@ def test_plateau_state_round_trip_continues_identically():
     assert whole[1][5] != whole[1][4]  # the part after resuming holds a cut, which needs the plateau state
 
 
-def test_planned_steps_rounds_up_to_whole_validation_intervals():
-    assert planned_steps(10, 3, None) == 30
-    assert planned_steps(10, 3, 5) == 30
-    assert planned_steps(10, 3, 7) == 35
-    assert planned_steps(10, 3, 100) == 100
+def compose_trainer() -> Trainer:
+    return train_settings(compose_config([])).trainer
+
+
+@pytest.mark.parametrize("steps_per_epoch, max_epochs, eval_every, planned", [
+    (10, 3, "epoch", 30), (10, 3, 5, 30), (10, 3, 7, 35), (10, 3, 100, 100), (623, 10, 1000, 7000)])
+def test_planned_steps_rounds_up_to_whole_validation_intervals(steps_per_epoch, max_epochs, eval_every, planned):
+    """jiant v1's t_total; English RTE at batch size 4 (623 steps) with val_interval 1000: 7000."""
+    trainer = dataclasses.replace(compose_trainer(), max_epochs=max_epochs, eval_every=eval_every)
+    assert trainer.planned_steps(steps_per_epoch) == planned
 
 
 # --- re-initialising the top layers ------------------------------------------------------------------
@@ -322,7 +331,7 @@ def test_reinit_zero_layers_changes_nothing_and_bad_counts_are_user_errors():
     model, reference = _tiny_bert(), _tiny_bert()
     reinit_top_layers(model, 0)
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), reference.parameters()))
-    with pytest.raises(UserError, match="from 0 to 3"):
+    with pytest.raises(UserError, match=r"trainer.reinit_layers=<0 to 3>"):
         reinit_top_layers(model, 4)
     with pytest.raises(UserError, match="fix:"):
         reinit_top_layers(nn.Linear(2, 2), 1)

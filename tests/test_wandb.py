@@ -79,7 +79,8 @@ def _read_run(run_dir: Path) -> dict:
     return out
 
 
-VARIANT = "model-tiny_ep2_patience2_source-builtin"
+# a stabilisation method (trainer=mosbach) names the group and is in the config
+VARIANT = "model-tiny_trainer-mosbach_ep2_patience2_source-builtin"
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,8 @@ def offline_runs(tmp_path_factory) -> dict[int, dict]:
            "WANDB_DATA_DIR": str(tmp / "data"), "NLI_STABILITY_CACHE": str(tmp / "nli_cache")}
     env.pop("WANDB_API_KEY", None)
     result = subprocess.run(
-        [sys.executable, "-m", "stability.train", "model=tiny", "logger=wandb", "data.source=builtin",
+        [sys.executable, "-m", "stability.train", "model=tiny", "trainer=mosbach", "logger=wandb",
+         "data.source=builtin",
          "lang=fr", "seed=0..1", "trainer.max_epochs=2", "trainer.patience=2",
          f"paths.output_dir={tmp / 'out'}"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -123,6 +125,8 @@ def test_config_is_the_resolved_run_config(offline_runs):
     config = offline_runs[1]["config"]
     assert config["lang"]["code"] == "fr" and config["seed"] == 1 and config["setup"] == "rte"
     assert config["model"]["name"] == "tiny-bert" and config["logger"]["name"] == "wandb"
+    # the method, so a dashboard groups by it: the trainer option and the keys it sets
+    assert config["choices"]["trainer"] == "mosbach" and config["trainer"]["schedule"] == "linear"
 
 
 def test_history_has_loss_and_accuracy_per_epoch(offline_runs):

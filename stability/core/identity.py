@@ -16,6 +16,9 @@ How the variant is built, so that the same computation always lands in the same 
 - `seed_init` / `seed_order` that differ from `seed` give `init<N>` / `order<N>`; when they
   equal `seed` (their default) nothing is added, so runs made before variants existed keep
   their directories and are not rerun;
+- keys nothing reads under the config (`runrecord.unread_keys`: `trainer.warmup_ratio` with a
+  constant schedule, ...) never appear, and neither do the stabilisation methods at their off
+  value (they equal the defaults);
 - keys that change no result (`NOT_VARIANT_KEYS`: the fingerprint's bookkeeping keys, data
   locations, resume, evaluation batch size, extra evaluation sets) and keys already in the
   path (language, setup with the datasets it names, seed, experiment, diagnostic set) never
@@ -36,7 +39,7 @@ from typing import Any, Iterator, Mapping
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from stability.core.confdir import CONF_DIR
-from stability.core.runrecord import NON_SEMANTIC_KEYS, fingerprint
+from stability.core.runrecord import NON_SEMANTIC_KEYS, fingerprint, unread_keys
 from stability.core.schemas.nli import NliSet
 
 # config groups whose choice can tell two variants apart (lang, logger, paths, hydra do not)
@@ -108,10 +111,10 @@ def variant_of(cfg: DictConfig) -> str:
     """The `${run_variant:}` of a composed training config: read Hydra's group choices and search
     path from the config itself, or from the running Hydra job (whose task config has no
     `hydra` node)."""
-    hydra_node = cfg.get("hydra") if "hydra" in cfg else _running_hydra_config()
+    hydra_node = _hydra_node(cfg)
     if hydra_node is None:
         raise RuntimeError("the run variant needs the Hydra config: compose with return_hydra_config=True")
-    choices = {group: str(choice) for group, choice in hydra_node.runtime.choices.items() if choice is not None}
+    choices = _choices(hydra_node)
     searchpath = tuple(str(entry) for entry in hydra_node.searchpath)
     base = _experiment_overrides(choices, searchpath)
     default_choices = _composed_defaults(str(hydra_node.job.config_name), base)[1]
@@ -119,8 +122,31 @@ def variant_of(cfg: DictConfig) -> str:
                       if group in choices and choices[group] != default_choices.get(group)]
     defaults = _composed_defaults(str(hydra_node.job.config_name),
                                   base + tuple(f"{group}={choice}" for group, choice in changed_groups))[0]
-    return variant_name(changed_groups + variant_items(_leaves(cfg), defaults)
+    unread = unread_keys(cfg)
+    values = {key: value for key, value in _leaves(cfg).items()
+              if not any(key == dotted or key.startswith(f"{dotted}.") for dotted in unread)}
+    return variant_name(changed_groups + variant_items(values, defaults)
                         + seed_items(cfg.seed, cfg.seed_init, cfg.seed_order))
+
+
+def group_choices(cfg: DictConfig) -> dict[str, str]:
+    """The config-group options a training config was composed from (`{"trainer": "mosbach",
+    "model": "mbert", ...}`), as W&B records them so a dashboard groups runs by method;
+    empty where no Hydra config is at hand."""
+    hydra_node = _hydra_node(cfg)
+    if hydra_node is None:
+        return {}
+    return {group: choice for group, choice in _choices(hydra_node).items() if group in VARIANT_GROUPS}
+
+
+def _hydra_node(cfg: DictConfig) -> DictConfig | None:
+    """The Hydra node of a config composed with it, or the running Hydra job's (whose task config
+    has none)."""
+    return cfg.get("hydra") if "hydra" in cfg else _running_hydra_config()
+
+
+def _choices(hydra_node: DictConfig) -> dict[str, str]:
+    return {group: str(choice) for group, choice in hydra_node.runtime.choices.items() if choice is not None}
 
 
 def variant_items(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -213,5 +239,4 @@ def _composed_defaults(config_name: str, overrides: tuple[str, ...]) -> tuple[di
     else:
         with initialize_config_dir(config_dir=str(Path(CONF_DIR)), version_base="1.3"):
             cfg = compose(config_name, overrides=list(overrides), return_hydra_config=True)
-    choices = {group: str(choice) for group, choice in cfg.hydra.runtime.choices.items() if choice is not None}
-    return _leaves(cfg), choices
+    return _leaves(cfg), _choices(cfg.hydra)

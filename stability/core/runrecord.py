@@ -336,12 +336,18 @@ def semantic_config(composed: DictConfig) -> dict[str, Any]:
     """The resolved config minus bookkeeping keys and keys nothing reads: what the fingerprint hashes."""
     resolved = OmegaConf.to_container(composed, resolve=True)
     assert isinstance(resolved, dict)
-    ignored = NON_SEMANTIC_KEYS + tuple(key for keys, read in _READ_ONLY_WHEN if not read(composed) for key in keys)
+    ignored = NON_SEMANTIC_KEYS + unread_keys(composed)
     ignored += tuple(key for key, off in OFF_VALUES.items()
                      if OmegaConf.select(composed, key, default=off) == off)
     for dotted in ignored:
         _drop_key(resolved, dotted)
     return resolved
+
+
+def unread_keys(composed: DictConfig) -> tuple[str, ...]:
+    """The dotted keys nothing reads under this config (`trainer.warmup_ratio` with a constant
+    schedule, ...): neither in the fingerprint nor in the run's variant."""
+    return tuple(key for keys, read in _READ_ONLY_WHEN if not read(composed) for key in keys)
 
 
 def config_fingerprint(composed: DictConfig) -> str:

@@ -233,10 +233,10 @@ def _save_checkpoint(path: Path | None, state: _State, model, optimizer, recipe:
 
 def _load_checkpoint(path: Path, model, optimizer, recipe: Recipe, accelerator: Accelerator) -> _State:
     saved = torch.load(path, map_location="cpu", weights_only=False)
-    if "state" not in saved:
-        raise UserError(f"{path} was written by an older version of nli-stability and cannot be resumed",
-                        fix="delete it to train the run from the start")
     accelerator.unwrap_model(model).load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
+    if "state" not in saved:
+        # written before the stabilisation methods: after an epoch, at a constant rate (no schedule state)
+        return _State(saved["result"], saved["best_weights"], saved["stale"], epoch=saved["epoch"] + 1)
     recipe.learning_rate.load_state_dict(saved["learning_rate"])
     return saved["state"]

@@ -49,8 +49,8 @@ def apply_mixout(model: nn.Module, p: float) -> None:
         raise UserError(f"mixout probability {p} is outside [0, 1)", fix="choose a probability from 0 up to below 1")
     encoder = getattr(getattr(model, "base_model", None), "encoder", None)
     if encoder is None:
-        raise UserError(f"mixout needs an encoder (base_model.encoder), which {type(model).__name__} lacks",
-                        fix="use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM) or turn mixout off")
+        raise UserError(f"trainer.mixout needs an encoder (base_model.encoder), which {type(model).__name__} lacks",
+                        fix="use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM), or leave trainer.mixout=0")
     modules = list(encoder.modules())
     for module in modules:
         if isinstance(module, nn.Linear):

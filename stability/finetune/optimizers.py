@@ -89,7 +89,7 @@ def parameter_groups(model: nn.Module, learning_rate: float, weight_decay: float
     if layer_lr_decay == 1.0:
         return [{"name": "all", "params": list(model.parameters()), "lr": learning_rate,
                  "weight_decay": weight_decay}]
-    layers = encoder_layers(model, "layer-wise learning-rate decay")
+    layers = encoder_layers(model, "trainer.layer_lr_decay")
     depth = len(layers)
     parts: list[tuple[str, nn.Module, int]] = [(f"layer.{index}", layer, depth - 1 - index)
                                                for index, layer in enumerate(layers)]

@@ -18,7 +18,7 @@ from stability.finetune.mixout import apply_mixout, remove_mixout
 from stability.finetune.optimizers import build_optimizer
 from stability.finetune.pretrained_decay import PretrainedDecay
 from stability.finetune.reinit import reinit_top_layers
-from stability.finetune.schedules import LearningRate, planned_steps
+from stability.finetune.schedules import LearningRate
 
 
 @dataclass
@@ -57,7 +57,7 @@ def prepare(model: PreTrainedModel, trainer: Trainer, steps_per_epoch: int, init
         apply_mixout(model, trainer.mixout)
     optimizer = build_optimizer(model, trainer.optimizer, trainer.learning_rate, trainer.weight_decay,
                                 trainer.layer_lr_decay)
-    total = planned_steps(steps_per_epoch, trainer.max_epochs, trainer.validation_steps)
+    total = trainer.planned_steps(steps_per_epoch)
     rate = LearningRate(optimizer, trainer.schedule, trainer.warmup_ratio, total, trainer.lr_patience,
                         trainer.lr_decay_factor, trainer.min_lr)
     return Recipe(optimizer, rate, total, penalty, bool(trainer.mixout))

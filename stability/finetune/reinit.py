@@ -17,7 +17,7 @@ def encoder_layers(model: nn.Module, purpose: str) -> nn.ModuleList:
     if not isinstance(layers, nn.ModuleList):
         raise UserError(f"{purpose} needs an encoder with a layer stack (base_model.encoder.layer), "
                         f"which {type(model).__name__} lacks",
-                        fix=f"use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM) or turn {purpose} off")
+                        fix=f"use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM), or leave {purpose} at its default")
     return layers
 
 
@@ -34,10 +34,10 @@ def reinit_top_layers(model: PreTrainedModel, k: int) -> None:
     """
     if k == 0:
         return
-    layers = encoder_layers(model, "re-initialising layers")
+    layers = encoder_layers(model, "trainer.reinit_layers")
     if not 0 < k <= len(layers):
-        raise UserError(f"cannot re-initialise {k} layers of an encoder with {len(layers)}",
-                        fix=f"choose a number of layers from 0 to {len(layers)}")
+        raise UserError(f"trainer.reinit_layers={k}, but the encoder has {len(layers)} layers",
+                        fix=f"pass trainer.reinit_layers=<0 to {len(layers)}>")
     targets: list[nn.Module] = list(layers[len(layers) - k:])
     pooler = getattr(model.base_model, "pooler", None)
     if pooler is not None:

@@ -14,6 +14,7 @@ from stability.core.metrics import accuracy, majority_share, mcc, score_diagnost
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.errors import UserError
+from stability.core.identity import group_choices
 from stability.core.jobrecord import utc_now
 from stability.core.runmatch import OTHER, SAME, judge
 from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
@@ -87,7 +88,9 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     tokenize_seconds = time.perf_counter() - started
     model = build_model(settings.model, tokenizer, settings.seed_init)
     checkpoint = run_dir.checkpoint_path if settings.trainer.resume else None
-    tracker = make_tracker(settings, OmegaConf.to_container(composed, resolve=True), run_dir.path) if main else None
+    # the group options (trainer=mosbach, ...) beside the config: a dashboard groups runs by method
+    recorded = {**OmegaConf.to_container(composed, resolve=True), "choices": group_choices(composed)}
+    tracker = make_tracker(settings, recorded, run_dir.path) if main else None
     if main:
         run_dir.write_config(composed)
         run_dir.write_train_log([])

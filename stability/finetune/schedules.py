@@ -3,7 +3,6 @@ plateau rule, which cuts the rate when validation accuracy stalls and ends train
 rate is too small to matter."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -78,12 +77,3 @@ class LearningRate:
         self._schedule.load_state_dict(state["schedule"])
         if self._plateau is not None:
             self._plateau.load_state_dict(state["plateau"])
-
-
-def planned_steps(n_batches_per_epoch: int, max_epochs: int, eval_every: int | None) -> int:
-    """t_total, the steps the schedule spans: every batch of every epoch; when validating every
-    `eval_every` steps, rounded up to whole validation intervals, as jiant v1 does."""
-    total = n_batches_per_epoch * max_epochs
-    if eval_every is None:
-        return total
-    return math.ceil(total / eval_every) * eval_every

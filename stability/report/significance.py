@@ -67,6 +67,18 @@ class Dominance:
     note: str
 
 
+def aso_skipped(wanted: bool) -> str | None:
+    """report.md's line when ε_min is not computed: `aso` is off, or on without deepsig (also
+    warned); None when it is computed."""
+    if not wanted:
+        extra = "" if aso_available() else f" with the optional extra (pip install 'nli-stability[{EXTRA}]')"
+        return f"Almost stochastic order (ε_min) is off: `aso=true` adds it{extra}."
+    if not aso_available():
+        log.warning("%s; the report leaves it out", MISSING_NOTE)
+        return MISSING_NOTE + "."
+    return None
+
+
 def with_dominance(tests: pd.DataFrame, scores: pd.DataFrame, keys: Sequence[str], side: str, a: str, b: str, *,
                    wanted: bool, iterations: int, confidence: float, seed: int) -> Dominance:
     """`tests` plus ε_min of both directions per tested cell (`aso=true`, deepsig installed).
@@ -76,12 +88,9 @@ def with_dominance(tests: pd.DataFrame, scores: pd.DataFrame, keys: Sequence[str
     p-value and at least two seeds on each side are compared (one seed is no distribution);
     ε_min is Bonferroni-corrected over those cells.
     """
-    if not wanted:
-        extra = "" if aso_available() else f" with the optional extra (pip install 'nli-stability[{EXTRA}]')"
-        return Dominance(tests, f"Almost stochastic order (ε_min) is off: `aso=true` adds it{extra}.")
-    if not aso_available():
-        log.warning("%s; the report leaves it out", MISSING_NOTE)
-        return Dominance(tests, MISSING_NOTE + ".")
+    skipped = aso_skipped(wanted)
+    if skipped is not None:
+        return Dominance(tests, skipped)
     by = [*keys, "level", "category"]
     cells = scores.merge(tests.loc[tests["p_two_sided"].notna(), by], on=by)
     cells = cells[cells.groupby([*by, side])["mcc"].transform("size") >= MIN_SEEDS]

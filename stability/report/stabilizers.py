@@ -30,7 +30,8 @@ from stability.core.identity import ITEM_SEPARATOR
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
 from stability.report.collect import OVERALL
 from stability.report.failed import failed_counts
-from stability.statistics.dominance import EXTRA, MISSING_NOTE, aso_available, aso_table
+from stability.report.significance import Dominance, aso_skipped
+from stability.statistics.dominance import aso_table
 from stability.statistics.multiplicity import adjusted_p
 from stability.statistics.rates import wilson_interval
 from stability.statistics.spread import MIN_SEEDS, equal_mean_p, equal_spread_p, seed_std, std_interval
@@ -152,25 +153,14 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
     return table[STABILIZER_COLUMNS]
 
 
-@dataclass(frozen=True)
-class Dominance:
-    """stabilizers.csv with or without ε_min, and the line report.md says about it."""
-
-    table: pd.DataFrame
-    note: str
-
-
 def with_dominance(table: pd.DataFrame, results: pd.DataFrame, *, wanted: bool, iterations: int,
                    confidence: float, seed: int) -> Dominance:
     """`table` plus ε_min of method over reference (`eps_min`) and of reference over method
     (`eps_min_reverse`) for every compared cell with at least two seeds on each side
     (`aso=true`, deepsig installed; Bonferroni over those cells), as the comparison tests do."""
-    if not wanted:
-        extra = "" if aso_available() else f" with the optional extra (pip install 'nli-stability[{EXTRA}]')"
-        return Dominance(table, f"Almost stochastic order (ε_min) is off: `aso=true` adds it{extra}.")
-    if not aso_available():
-        log.warning("%s; the report leaves it out", MISSING_NOTE)
-        return Dominance(table, MISSING_NOTE + ".")
+    skipped = aso_skipped(wanted)
+    if skipped is not None:
+        return Dominance(table, skipped)
     by = [*PAIR, "method", *CELL]
     compared = table[(table["method"] != table["reference"]) & (table["n_seeds"] >= MIN_SEEDS)]
     scores = results[results["n_items"].fillna(1) > 0].dropna(subset=["mcc"])

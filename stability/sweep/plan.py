@@ -9,10 +9,13 @@ given one run's measured training throughput, it adds the GPU-hours.
 
 GPU-hours = Σ over runs (training examples × epochs) / samples per second / 3600. Epochs are
 `trainer.max_epochs`, an upper bound since early stopping usually ends runs sooner, unless
-plan.expected_epochs says otherwise. Validation and diagnostic passes are not counted.
+plan.expected_epochs says otherwise; a run validating every N steps (`trainer.eval_every`)
+trains on to whole validations, past max_epochs by less than N steps (jiant's t_total), and
+its bound says so. Validation and diagnostic passes are not counted.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -20,6 +23,7 @@ from omegaconf import DictConfig
 
 from stability.core.jobs import job_configs, without_hydra
 from stability.core.schemas.train import train_settings
+from stability.core.schemas.trainer import Trainer
 from stability.sweep.sizes import COUNTED, train_size
 from stability.sweep.table import text_table
 
@@ -61,8 +65,17 @@ def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> 
         size = train_size(settings)
         runs.append(PlannedRun(settings.experiment_name, settings.lang.code, settings.setup, settings.variant,
                                settings.seed, size.total, size.added,
-                               expected_epochs or settings.trainer.max_epochs, size.origin))
+                               expected_epochs or epoch_bound(size.total, settings.trainer), size.origin))
     return runs
+
+
+def epoch_bound(n_train: int, trainer: Trainer) -> float:
+    """The most epochs a run trains: max_epochs, or with validation every N steps the planned
+    steps rounded up to whole validations (`Trainer.planned_steps`), in epochs."""
+    steps_per_epoch = math.ceil(n_train / trainer.batch_size)
+    if trainer.validation_steps is None or not steps_per_epoch:
+        return trainer.max_epochs
+    return trainer.planned_steps(steps_per_epoch) / steps_per_epoch
 
 
 def gpu_hours(example_epochs: float, samples_per_second: float) -> float:

@@ -144,8 +144,10 @@ class WandbTracker:
             self._run.define_metric(name, step_metric="epoch")
 
     def log_epoch(self, entry: dict) -> None:
-        self._run.log({"epoch": entry["epoch"], "loss": entry["loss"],
-                       "val_accuracy": entry["val_accuracy"], "epoch_seconds": entry["seconds"]})
+        """One validation: after an epoch, or every `trainer.eval_every` steps (then with its step)."""
+        steps = {"train_step": entry["step"]} if "step" in entry else {}
+        self._run.log({"epoch": entry["epoch"], "loss": entry["loss"], "val_accuracy": entry["val_accuracy"],
+                       "epoch_seconds": entry["seconds"], **steps})
 
     def log_final(self, metrics: dict, predictions: list[dict]) -> None:
         """Summary numbers, the category table, and the heat map of the group's seeds so far."""

@@ -6,6 +6,7 @@ default: at its off value a key is left out of the run's fingerprint
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -75,6 +76,14 @@ class Trainer:
     def validation_steps(self) -> int | None:
         """Optimiser steps between validations, or None to validate after each epoch."""
         return None if self.eval_every == EVERY_EPOCH else int(self.eval_every)
+
+    def planned_steps(self, steps_per_epoch: int) -> int:
+        """t_total, the steps a run trains at most and its schedule spans: every step of max_epochs
+        epochs; validating every N steps, rounded up to whole N-step intervals, as jiant v1 did
+        (it checked max_epochs only at validations)."""
+        total = steps_per_epoch * self.max_epochs
+        every = self.validation_steps
+        return total if every is None else math.ceil(total / every) * every
 
 
 def eval_steps(value: object) -> str | int:
