@@ -22,7 +22,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from stability.core.taxonomy import FINE_CATEGORIES  # noqa: E402
 from stability.report.collect import OVERALL  # noqa: E402
-from stability.report.stabilizers import method_labels  # noqa: E402
+from stability.report.stabilizers import all_failed, method_labels  # noqa: E402
 from stability.statistics.figures import (  # noqa: E402
     CMAP,
     UNDEFINED_TEXT,
@@ -300,13 +300,14 @@ def _method_label(row: pd.Series, name: str) -> str:
 
 
 def _stabilizer_text(row: tuple, value: str, alpha: float) -> str:
-    """A cell's annotation: the value, an arrow where it differs from the reference's, and under σ its interval."""
+    """A cell's annotation: the value, an arrow where it differs from the reference's (for σ not
+    when every run of the method failed), and under σ its interval."""
     number = getattr(row, value)
     if pd.isna(number):
         return UNDEFINED_TEXT
     holm = row.p_variance_holm if value == "std_mcc" else row.p_mean_holm
     arrow = ""
-    if not pd.isna(holm) and holm < alpha:
+    if not pd.isna(holm) and holm < alpha and not (value == "std_mcc" and all_failed(row)):
         arrow = " ↓" if number < getattr(row, f"reference_{value}") else " ↑"
     text = f"{number:.2f}{arrow}"
     if value == "std_mcc" and not pd.isna(row.std_low):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,6 +75,12 @@ def method_labels(methods: list[str]) -> dict[str, str]:
     shared = set.intersection(*map(set, items.values())) if len(methods) > 1 else set()
     return {method: ITEM_SEPARATOR.join(item for item in parts if item not in shared) or method or "(as configured)"
             for method, parts in items.items()}
+
+
+def all_failed(row: Any) -> bool:
+    """Every run of the row's method failed: its σ (often 0: constant predictions) is no
+    stability, so tables and figures mark no σ difference for it."""
+    return not pd.isna(row.failed) and row.failed == row.n_runs
 
 
 @dataclass(frozen=True)

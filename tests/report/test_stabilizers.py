@@ -5,6 +5,7 @@ multipletests, numpy's std), the reference option picks the reference, and witho
 is absent or, for a `reference=` that names no variant, one note."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -243,3 +244,18 @@ def test_tidy_csv_input_aso_and_no_failed_verdicts(tmp_path):
     assert row["eps_min"] == pytest.approx(expected)
     assert np.isnan(table[table["method"] == REFERENCE]["eps_min"]).all()
     assert "Bonferroni over them (each bound at level 1 − 0.05 / 1)" in (out / "report.md").read_text()
+
+
+def test_a_method_whose_every_run_failed_is_not_called_steadier(tmp_path, monkeypatch):
+    """Constant predictions give σ = 0, which Brown–Forsythe finds smaller than the reference's:
+    the test stays in stabilizers.csv, but report.md says every run failed instead of ↓."""
+    monkeypatch.setattr(sys.modules[__name__], "FAILED", {("fr", "trainer-mosbach", seed) for seed in range(SEEDS)})
+    root = write_runs(tmp_path / "runs", methods=(REFERENCE, "trainer-mosbach"), langs=("fr",))
+    # at confidence 0.5 the smaller σ passes Holm, so without the rule the row would say "overall ↓"
+    main([f"runs={root}", f"out={tmp_path / 'report'}", "bootstrap=0", "figures=false", "confidence=0.5"])
+    table = pd.read_csv(tmp_path / "report" / "stabilizers.csv")
+    overall = table[(table["method"] == "trainer-mosbach") & (table["category"] == "overall")].iloc[0]
+    assert overall["std_mcc"] == 0 and overall["failed"] == SEEDS and overall["p_variance_holm"] < 0.5
+    row = next(line for line in (tmp_path / "report" / "report.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| trainer-mosbach"))
+    assert "every run failed" in row and "↓" not in row

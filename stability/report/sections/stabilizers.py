@@ -11,8 +11,8 @@ from stability.report import figures
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, figure_links
-from stability.report.stabilizers import (FILE, Pairs, method_labels, reference_pairs, stabilizers_table,
-                                          with_dominance)
+from stability.report.stabilizers import (FILE, Pairs, all_failed, method_labels, reference_pairs,
+                                          stabilizers_table, with_dominance)
 
 _NAMED = 8   # categories named per method in "σ differs"; more are counted
 
@@ -66,7 +66,9 @@ def _rows(part: pd.DataFrame, alpha: float) -> list[list]:
         mean = num(first.mean_mcc) if not overall.empty else "–"
         rows.append([labels[method] + (" (reference)" if is_reference else ""),
                      int(first.n_seeds), failed, rate, spread, mean,
-                     "reference" if is_reference else _differs(cells, part, alpha)])
+                     "reference" if is_reference else
+                     "– (every run failed: a σ of failed runs is no stability)" if all_failed(first) else
+                     _differs(cells, part, alpha)])
     return rows
 
 
