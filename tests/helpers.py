@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,13 @@ def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subpro
     """`python -m stability.train ARGS` with the test's cache, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "stability.train", *args], cwd=cwd,
                           env=dict(os.environ), capture_output=True, text=True, timeout=timeout, **popen)
+
+
+def interruptible() -> None:
+    """Popen's preexec_fn for a child the test sends Ctrl-C (SIGINT): its default action even when
+    pytest was started with SIGINT ignored (a background job of a non-interactive shell passes
+    that on, and Python then raises no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import QUICK, assert_one_line_error, builtin_release
+from helpers import QUICK, assert_one_line_error, builtin_release, interruptible
 from omegaconf import OmegaConf
 
 from stability.core.errors import UserError
@@ -128,7 +128,7 @@ def test_ctrl_c_in_a_training_sweep_is_one_line_and_keeps_the_finished_runs(tmp_
     out = tmp_path / "outputs"
     process = subprocess.Popen([sys.executable, "-m", "stability.cli", "train", *QUICK, "seed=0..3",
                                 f"paths.output_dir={out}"], cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     _, stderr = _interrupt_when(process, lambda: any(out.rglob("metrics.json")))
     assert process.returncode == 130, stderr
     assert stderr.strip() == ("interrupted: finished runs are kept; the same command again goes on "
@@ -145,7 +145,8 @@ def test_ctrl_c_while_a_report_reads_its_runs_is_one_line(tmp_path):
             f"report.prepare = lambda options: (Path({str(started)!r}).touch(), time.sleep(60)); "
             "from stability.cli import main; main(sys.argv[1:])")
     process = subprocess.Popen([sys.executable, "-c", code, "report", f"runs={tmp_path}", f"out={tmp_path / 'r'}"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)
     _, stderr = _interrupt_when(process, started.exists)
     assert process.returncode == 130, stderr
     assert stderr.strip() == "interrupted: the same command again starts over"

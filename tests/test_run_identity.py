@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, train_cli
+from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, interruptible, train_cli
 from stability.core import contenthash
 from stability.core.config import compose_config
 from stability.core.runmatch import OTHER, RECORD_MORE, SAME, judge
@@ -110,7 +110,8 @@ def test_an_interrupted_forced_rerun_leaves_the_finished_run_as_it_was(tmp_path)
     first = _files(run)
 
     rerun = subprocess.Popen([sys.executable, "-m", "stability.train", *args, "force=true"], cwd=tmp_path,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             preexec_fn=interruptible)
     staged_log = RunDir(run).staging.path / "train_log.jsonl"
     deadline = time.monotonic() + 120
     while not (staged_log.is_file() and staged_log.read_text().strip()) and time.monotonic() < deadline:
