@@ -23,6 +23,7 @@ from torch import nn
 from torch.nn.utils import parametrize
 
 from stability.core.errors import UserError
+from stability.finetune.modeling import encoder_of
 
 
 class Mixout(nn.Module):
@@ -47,11 +48,7 @@ def apply_mixout(model: nn.Module, p: float) -> None:
     before loading a checkpoint into it."""
     if not 0 <= p < 1:
         raise UserError(f"mixout probability {p} is outside [0, 1)", fix="choose a probability from 0 up to below 1")
-    encoder = getattr(getattr(model, "base_model", None), "encoder", None)
-    if encoder is None:
-        raise UserError(f"trainer.mixout needs an encoder (base_model.encoder), which {type(model).__name__} lacks",
-                        fix="use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM), or leave trainer.mixout=0")
-    modules = list(encoder.modules())
+    modules = list(encoder_of(model, "trainer.mixout").modules())
     for module in modules:
         if isinstance(module, nn.Linear):
             mixout = Mixout(module.weight, p)

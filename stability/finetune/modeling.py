@@ -65,6 +65,29 @@ def build_model(model: Model, tokenizer: PreTrainedTokenizerFast, seed_init: int
                         fix="pass a reachable HF id or a local checkpoint folder, or model=tiny") from None
 
 
+def encoder_of(model: torch.nn.Module, setting: str) -> torch.nn.Module:
+    """The encoder `model.base_model.encoder` of a BERT-style model (BERT, RoBERTa, XLM-R,
+    MiniLM), which the stabilisers change; `setting`, the trainer key that needs it, names the
+    error of a model without one."""
+    encoder = getattr(getattr(model, "base_model", None), "encoder", None)
+    if encoder is None:
+        raise _lacks(model, setting, "an encoder (base_model.encoder)")
+    return encoder
+
+
+def encoder_layers(model: torch.nn.Module, setting: str) -> torch.nn.ModuleList:
+    """The encoder's layer stack `model.base_model.encoder.layer`, lowest first (`encoder_of`)."""
+    layers = getattr(encoder_of(model, setting), "layer", None)
+    if not isinstance(layers, torch.nn.ModuleList):
+        raise _lacks(model, setting, "an encoder with a layer stack (base_model.encoder.layer)")
+    return layers
+
+
+def _lacks(model: torch.nn.Module, setting: str, what: str) -> UserError:
+    return UserError(f"{setting} needs {what}, which {type(model).__name__} lacks",
+                     fix=f"use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM), or leave {setting} at its default")
+
+
 def save_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, folder: Path) -> None:
     """The model (safetensors) and its tokenizer in HF format, so `from_pretrained(folder)` loads
     them; written beside the folder first, so a killed run never leaves half a checkpoint."""

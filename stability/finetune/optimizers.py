@@ -9,7 +9,7 @@ from torch import nn
 
 from stability.core.errors import UserError
 from stability.core.schemas.trainer import OPTIMIZERS
-from stability.finetune.reinit import encoder_layers
+from stability.finetune.modeling import encoder_layers
 
 # torch >= 2.4 has fused AdamW kernels for CPU as well as CUDA.
 _FUSED_ADAMW_EVERYWHERE = torch.__version__ >= "2.4"

@@ -8,17 +8,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from stability.core.errors import UserError
-
-
-def encoder_layers(model: nn.Module, purpose: str) -> nn.ModuleList:
-    """The layer stack `model.base_model.encoder.layer` (BERT, RoBERTa, XLM-R, MiniLM), lowest
-    first; `purpose` names the setting that needs it in the error of a model without one."""
-    layers = getattr(getattr(getattr(model, "base_model", None), "encoder", None), "layer", None)
-    if not isinstance(layers, nn.ModuleList):
-        raise UserError(f"{purpose} needs an encoder with a layer stack (base_model.encoder.layer), "
-                        f"which {type(model).__name__} lacks",
-                        fix=f"use a BERT-style encoder (BERT, RoBERTa, XLM-R, MiniLM), or leave {purpose} at its default")
-    return layers
+from stability.finetune.modeling import encoder_layers
 
 
 def reinit_top_layers(model: PreTrainedModel, k: int) -> None:
