@@ -24,6 +24,16 @@ def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subpro
                           env=dict(os.environ), capture_output=True, text=True, timeout=timeout, **popen)
 
 
+def finished_run(args: list[str], cwd: Path, relative: str):
+    """Train `args` (which name the output folder) and return the finished run at `relative` under
+    `cwd / "outputs"`, the RunDir a test then asks more of."""
+    from stability.core.runrecord import RunDir
+
+    result = train_cli(args, cwd)
+    assert result.returncode == 0, result.stderr
+    return RunDir(cwd / "outputs" / relative)
+
+
 def interruptible() -> None:
     """Popen's preexec_fn for a child the test sends Ctrl-C (SIGINT): its default action even when
     pytest was started with SIGINT ignored (a background job of a non-interactive shell passes

@@ -7,10 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from helpers import predictions, runs, train_cli
 
+from stability.core.runrecord import RunDir
 from stability.finetune.distributed import (
     NON_MAIN_RANK_OVERRIDES,
     cpu_only_distributed,
@@ -65,16 +67,17 @@ def _accelerate_launch(args: list[str], cwd: Path) -> subprocess.CompletedProces
 @pytest.mark.slow
 def test_two_processes_write_one_run_that_trains_like_one_process(tmp_path):
     out = tmp_path / "ddp"
-    result = _accelerate_launch([*RUN, f"paths.output_dir={out}"], tmp_path)
+    # recording the training dynamics too: each process passes over its own slice of the items
+    result = _accelerate_launch([*RUN, "trainer.dynamics=true", f"paths.output_dir={out}"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     found = runs(out)
     assert list(found) == [RUN_DIR]
     assert found[RUN_DIR]["num_processes"] == 2
     variant_dir = RUN_DIR.rsplit("/", 1)[0]
     assert [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_dir()] == [
-        "default", "default/en", "default/en/rte", variant_dir, RUN_DIR, f"{RUN_DIR}/.hydra"]
+        "default", "default/en", "default/en/rte", variant_dir, RUN_DIR, f"{RUN_DIR}/dynamics", f"{RUN_DIR}/.hydra"]
 
-    single = train_cli([*RUN, f"paths.output_dir={tmp_path / 'single'}"], tmp_path)
+    single = train_cli([*RUN, "trainer.dynamics=true", f"paths.output_dir={tmp_path / 'single'}"], tmp_path)
     assert single.returncode == 0, single.stderr
     # each process took 2 of every 4 examples and the gradients were averaged: the global
     # batch stayed 4, so the model equals a one-process run's (another batch size differs)
@@ -82,6 +85,10 @@ def test_two_processes_write_one_run_that_trains_like_one_process(tmp_path):
     one_probs = [p["prob_entailment"] for p in predictions(tmp_path / "single" / RUN_DIR)]
     assert ddp_probs == pytest.approx(one_probs, abs=1e-5)
     assert ddp_probs != pytest.approx(_probs_with_batch_size(2, tmp_path), abs=1e-5)
+    # the dynamics of both processes' training passes, gathered: those of the one-process run
+    ddp, one = RunDir(out / RUN_DIR).read_dynamics(), RunDir(tmp_path / "single" / RUN_DIR).read_dynamics()
+    assert not np.isnan(ddp.prob_entailment).any()
+    np.testing.assert_allclose(ddp.prob_entailment, one.prob_entailment, atol=2e-3)   # float16, reduction order
 
 
 def _probs_with_batch_size(batch_size: int, tmp_path: Path) -> list[float]:

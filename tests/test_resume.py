@@ -1,8 +1,6 @@
 """Resumable sweeps: finished runs are skipped by config fingerprint, killed ones redone."""
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import signal
@@ -11,7 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pytest
 from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
+
+from stability.core.runrecord import RunDir
 
 ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
 
@@ -84,7 +86,8 @@ def test_killed_sweep_finishes_without_duplicates_and_equal_results(tmp_path):
 
 @pytest.mark.slow
 def test_trainer_resume_continues_from_last_epoch(tmp_path):
-    args = [*ONE_RUN, "trainer.max_epochs=4", "trainer.resume=true"]
+    # with the training dynamics recorded: a resumed run records what the uninterrupted one did
+    args = [*ONE_RUN, "trainer.max_epochs=4", "trainer.resume=true", "trainer.dynamics=true"]
     reference = tmp_path / "reference"
     assert train_cli([*args, f"paths.output_dir={reference}"], tmp_path).returncode == 0
 
@@ -103,3 +106,8 @@ def test_trainer_resume_continues_from_last_epoch(tmp_path):
     assert "epoch 1:" not in resumed.stdout  # the checkpointed epoch was not redone
     assert predictions(run_dir) == predictions(reference / "smoke/en/rte/ep4_ntrain32/seed0")
     assert not (run_dir / "checkpoint" / "last.pt").exists()
+    dynamics = RunDir(run_dir).read_dynamics()
+    uninterrupted = RunDir(reference / "smoke/en/rte/ep4_ntrain32/seed0").read_dynamics()
+    assert dynamics.pred.shape[0] == 4
+    np.testing.assert_array_equal(dynamics.prob_entailment, uninterrupted.prob_entailment)
+    np.testing.assert_array_equal(dynamics.pred, uninterrupted.pred)

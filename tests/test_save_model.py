@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from helpers import QUICK, predictions, runs, train_cli
+from helpers import QUICK, finished_run, predictions, runs, train_cli
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from stability.core.runrecord import RunDir
@@ -42,8 +42,7 @@ def test_saved_weights_reproduce_the_runs_predictions(tmp_path):
 def test_finished_run_reruns_only_when_weights_are_asked_for(tmp_path):
     out = tmp_path / "outputs"
     args = [*ONE_RUN, f"paths.output_dir={out}"]
-    assert train_cli(args, tmp_path).returncode == 0
-    run = RunDir(out / RUN)
+    run = finished_run(args, tmp_path, RUN)
     assert not run.has_model() and run.read_record().saved_model is None
     first = runs(out)[RUN]
 

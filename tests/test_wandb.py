@@ -12,7 +12,10 @@ import pytest
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.metrics import score_diagnostic
+from stability.core.runrecord import RunDir
 from stability.core.schemas.train import train_settings
+from stability.core.taxonomy import COARSE_OF
 from stability.tracking import make_tracker
 from stability.tracking.wandb_run import (
     group_metrics,
@@ -85,7 +88,8 @@ VARIANT = "model-tiny_trainer-mosbach_ep2_patience2_source-builtin"
 
 @pytest.fixture(scope="module")
 def offline_runs(tmp_path_factory) -> dict[int, dict]:
-    """Two seeds of a tiny French run on the built-in data with logger=wandb, offline."""
+    """Two seeds of a tiny French run on the built-in data with logger=wandb, offline, recording
+    the training dynamics (which change neither the group nor the variant)."""
     tmp = tmp_path_factory.mktemp("wandb")
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp / "wandb_dir"),
            "WANDB_CONFIG_DIR": str(tmp / "config"), "WANDB_CACHE_DIR": str(tmp / "cache"),
@@ -94,7 +98,7 @@ def offline_runs(tmp_path_factory) -> dict[int, dict]:
     result = subprocess.run(
         [sys.executable, "-m", "stability.train", "model=tiny", "trainer=mosbach", "logger=wandb",
          "data.source=builtin",
-         "lang=fr", "seed=0..1", "trainer.max_epochs=2", "trainer.patience=2",
+         "lang=fr", "seed=0..1", "trainer.max_epochs=2", "trainer.patience=2", "trainer.dynamics=true",
          f"paths.output_dir={tmp / 'out'}"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -104,8 +108,8 @@ def offline_runs(tmp_path_factory) -> dict[int, dict]:
     for run_dir in run_dirs:
         run = _read_run(run_dir)
         run["dir"] = run_dir
-        run["metrics"] = json.loads((tmp / "out" / "default" / "fr" / "rte" / VARIANT
-                                     / f"seed{run['config']['seed']}" / "metrics.json").read_text())
+        run["run_dir"] = tmp / "out" / "default" / "fr" / "rte" / VARIANT / f"seed{run['config']['seed']}"
+        run["metrics"] = json.loads((run["run_dir"] / "metrics.json").read_text())
         runs[run["config"]["seed"]] = run
     return runs
 
@@ -133,6 +137,20 @@ def test_history_has_loss_and_accuracy_per_epoch(offline_runs):
     epochs = [step for step in offline_runs[0]["history"] if "loss" in step]
     assert len(epochs) == 2
     assert all({"epoch", "loss", "val_accuracy", "epoch_seconds"} <= set(step) for step in epochs)
+
+
+def test_history_has_the_learning_curves_of_a_dynamics_run(offline_runs):
+    """Each validation logs the diagnostic MCCs: those of the predictions the run recorded then."""
+    for run in offline_runs.values():
+        epochs = [step for step in run["history"] if "loss" in step]
+        dynamics = RunDir(run["run_dir"]).read_dynamics()
+        items = dynamics.items.iloc[dynamics.columns("diagnostic")]
+        coarse = [tuple(dict.fromkeys(COARSE_OF[name] for name in names)) for names in items["categories"]]
+        for step, pred in zip(epochs, dynamics.pred[:, dynamics.columns("diagnostic")]):
+            scores = score_diagnostic(items["label"].tolist(), pred.tolist(), list(items["categories"]), coarse)
+            assert step["diagnostic_mcc/overall"] == pytest.approx(scores.overall_mcc)
+            for name, value in {**scores.coarse_mcc, **scores.category_mcc}.items():
+                assert step[f"diagnostic_mcc/{name}"] == pytest.approx(value), name
 
 
 def test_summary_holds_the_final_metrics(offline_runs):

@@ -10,7 +10,8 @@ command refuses, naming the config keys and the input contents that differ
   (schema < 4) matches on its config alone; an input whose content could not be resolved (a Hub
   model not yet cached) is not compared.
 - *record more*: the only difference is what is scored after training (`data.extra_eval`), or
-  weights are asked for (`trainer.save_model=true`) and the run has none.
+  weights (`trainer.save_model=true`) or training dynamics (`trainer.dynamics=true`) are asked
+  for and the run has none.
 - *other*: anything else differs.
 """
 from __future__ import annotations
@@ -46,7 +47,8 @@ class Verdict:
                 f"or pass another paths.output_dir to keep both)")
 
 
-def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool = False) -> Verdict:
+def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool = False,
+          needs_dynamics: bool = False) -> Verdict:
     """Compare the finished run in `run` (if any) with a job's config and input contents."""
     if not run.is_finished():
         return Verdict(ABSENT)
@@ -57,7 +59,8 @@ def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool =
     keys = [] if record.config_fingerprint == config_fingerprint(composed) else _changed_keys(run, composed)
     contents = changed_inputs(record.inputs, inputs)
     if not keys and not contents:
-        return Verdict(RECORD_MORE) if needs_model and not run.has_model() else Verdict(SAME)
+        lacking = (needs_model and not run.has_model()) or (needs_dynamics and not run.has_dynamics())
+        return Verdict(RECORD_MORE) if lacking else Verdict(SAME)
     if keys and all(key.startswith(_RECORDED_ONLY) for key in keys) and \
             all(role.startswith("extra:") for role, _ in contents):
         return Verdict(RECORD_MORE)

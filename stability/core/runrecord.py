@@ -13,6 +13,13 @@ files, datasets, the model; see `stability.data.inputs`), and the run's `started
 times; a record without inputs is one whose inputs were not recorded (treated as matching,
 counted as such by the report). Any other version is a user error rather than a silent
 misreading (code that reads schema 1 only would pool variants).
+
+A run trained with `trainer.dynamics=true` also keeps its training dynamics in `dynamics/`
+(`Dynamics`): `items.parquet`, every training, validation and diagnostic item once (split, idx,
+label, premise, hypothesis, and a diagnostic item's fine categories), and per validation k (the
+k-th line of train_log.jsonl) `validation-<k>.parquet`, one row per item in the same order:
+P(entailment) as float16 and the predicted label. Training items carry what the training forward passes since the previous
+validation gave them (none: NaN and -1); the others what that validation's evaluation gave.
 """
 from __future__ import annotations
 
@@ -24,10 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+import numpy as np
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from stability.core.atomic import atomic_write_jsonl, atomic_write_text, jsonl_text
-from stability.core.errors import UserError
+from stability.core.atomic import atomic_path, atomic_write_jsonl, atomic_write_text, jsonl_text
+from stability.core.errors import UserError, first_line
 from stability.core.taxonomy import FINE_CATEGORIES
 
 SCHEMA_VERSION = 4
@@ -38,6 +47,11 @@ _TRAIN_LOG_FILE = "train_log.jsonl"
 _CONFIG_FILE = "config.yaml"
 _CHECKPOINT = Path("checkpoint") / "last.pt"
 _MODEL_DIR = "model"
+_DYNAMICS_DIR = "dynamics"
+_DYNAMICS_ITEMS = "items.parquet"
+_DYNAMICS_VALIDATION = "validation-{:04d}.parquet"
+DYNAMICS_SPLITS = ("train", "validation", "diagnostic")
+_ITEM_COLUMNS = ("split", "idx", "label", "premise", "hypothesis", "categories")
 # held while a process trains the run (`stability.core.runlock`): one writer per run
 _LOCK_FILE = "run.lock"
 # a rerun of a finished run trains here; the finished run moves under `replaced/<time>/` only
@@ -47,13 +61,13 @@ _REPLACED_DIR = "replaced"
 # folders inside a run directory that hold runs which are not the run itself
 RESERVED_DIRS = (_STAGING_DIR, _REPLACED_DIR)
 # what makes up a run (moved together when a rerun replaces it); metrics.json marks it finished
-_RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR)
+_RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR, _DYNAMICS_DIR)
 # Dotted keys that do not change what a run computes, left out of its fingerprint. Saving
-# the weights adds a file but changes no result, so a finished run is rerun for it only when
-# weights are asked for and absent (`core.runmatch`); the dataqa_* facts are read by
+# the weights or the training dynamics adds files but changes no result, so a finished run is
+# rerun for them only when they are asked for and absent (`core.runmatch`); the dataqa_* facts are read by
 # data QA alone; `variant` and `out` are derived from the other keys (the run's identity and
 # output folder), so runs finished before they existed keep their fingerprint.
-NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model",
+NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model", "trainer.dynamics",
                      "lang.dataqa_allowed_words", "lang.dataqa_lid_accepted", "variant", "out")
 # Keys read only when another key says so, left out of the fingerprint otherwise: runs finished
 # before these keys existed keep their fingerprint, and a setting nothing reads changes nothing.
@@ -79,6 +93,14 @@ OFF_VALUES: dict[str, Any] = {
     "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0,
 }
 _RERUN = "delete the run directory and run it again"
+
+
+def _items_schema():
+    import pyarrow as pa
+
+    return pa.schema([("split", pa.dictionary(pa.int8(), pa.string())), ("idx", pa.string()), ("label", pa.int8()),
+                      ("premise", pa.string()), ("hypothesis", pa.string()),
+                      ("categories", pa.list_(pa.string()))])
 
 
 @dataclass(frozen=True)
@@ -113,6 +135,32 @@ class Prediction:
                    prob_entailment=float(row.get("prob_entailment", float("nan"))),
                    categories=tuple(row.get("categories") or ()), template=row.get("template"),
                    features={str(k): str(v) for k, v in features.items()} if features else None)
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    """A run's training dynamics (`trainer.dynamics=true`), as matrices over (validation, item).
+
+    `items` has one row per item: `split` (train, validation, diagnostic), `idx`, `label`,
+    `premise`, `hypothesis`, `categories` (a diagnostic item's fine categories; empty otherwise).
+    Row v of `prob_entailment` and `pred` is the v-th validation
+    (train_log.jsonl line v+1); a training item the training passes did not reach since the
+    previous validation has NaN and -1 there.
+    """
+
+    items: pd.DataFrame
+    prob_entailment: np.ndarray     # (validations, items), float32 read from float16
+    pred: np.ndarray                # (validations, items), int8
+
+    def columns(self, split: str) -> np.ndarray:
+        """Positions of `split`'s items in `items` (and the matrices' columns)."""
+        return np.flatnonzero(self.items["split"].to_numpy() == split)
+
+    @property
+    def p_gold(self) -> np.ndarray:
+        """P(gold label) per (validation, item): the two-way task's P(entailment) or its complement."""
+        entailment = self.items["label"].to_numpy() == 0
+        return np.where(entailment, self.prob_entailment, 1.0 - self.prob_entailment)
 
 
 @dataclass(frozen=True)
@@ -263,7 +311,61 @@ class RunDir:
         """Last: its presence marks the run as finished."""
         atomic_write_text(self.path / _METRICS_FILE, json.dumps(record.to_json(), indent=2, ensure_ascii=False))
 
+    def start_dynamics(self, items: pd.DataFrame, validations_kept: int = 0) -> None:
+        """Write the items of a dynamics run, keeping the first `validations_kept` validations (those
+        a resumed run's checkpoint holds) and deleting any later ones an interrupted run wrote."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        folder = self.path / _DYNAMICS_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in self._validation_files()[validations_kept:]:
+            path.unlink()
+        table = pa.Table.from_pandas(items[list(_ITEM_COLUMNS)], preserve_index=False)
+        with atomic_path(folder / _DYNAMICS_ITEMS) as tmp:
+            pq.write_table(table.cast(_items_schema()), tmp)
+
+    def write_dynamics_validation(self, number: int, prob_entailment: np.ndarray, pred: np.ndarray) -> None:
+        """Validation `number` (1-based): per item, in the order of items.parquet."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({"prob_entailment": pa.array(np.asarray(prob_entailment, dtype=np.float16)),
+                          "pred": pa.array(np.asarray(pred, dtype=np.int8))})
+        with atomic_path(self.path / _DYNAMICS_DIR / _DYNAMICS_VALIDATION.format(number)) as tmp:
+            pq.write_table(table, tmp)
+
     # -- read by resume, report, sweep table, probing, consistency -------------------------
+
+    def has_dynamics(self) -> bool:
+        return (self.path / _DYNAMICS_DIR / _DYNAMICS_ITEMS).is_file()
+
+    def read_dynamics(self) -> Dynamics | None:
+        """The recorded dynamics, or None for a run trained without them."""
+        import pyarrow.parquet as pq
+
+        if not self.has_dynamics():
+            return None
+        folder = self.path / _DYNAMICS_DIR
+        try:
+            items = pq.read_table(folder / _DYNAMICS_ITEMS).to_pandas()
+            tables = [pq.read_table(path) for path in self._validation_files()]
+        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+            raise UserError(f"unreadable training dynamics ({first_line(err)})", path=folder, fix=_RERUN) from None
+        shape = (len(tables), len(items))
+        prob = np.empty(shape, dtype=np.float32)
+        pred = np.empty(shape, dtype=np.int8)
+        for row, table in enumerate(tables):
+            if table.num_rows != len(items):
+                raise UserError(f"validation {row + 1} has {table.num_rows} rows for {len(items)} items",
+                                path=folder, fix=_RERUN)
+            prob[row] = table.column("prob_entailment").to_numpy().astype(np.float32)
+            pred[row] = table.column("pred").to_numpy()
+        return Dynamics(items, prob, pred)
+
+    def _validation_files(self) -> list[Path]:
+        return sorted((self.path / _DYNAMICS_DIR).glob(_DYNAMICS_VALIDATION.replace("{:04d}", "*")))
+
 
     def is_finished(self) -> bool:
         return (self.path / _METRICS_FILE).is_file()

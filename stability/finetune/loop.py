@@ -23,6 +23,7 @@ from stability.core.metrics import accuracy
 from stability.core.progress import progress
 from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import collate, epoch_batches, eval_batches
+from stability.finetune.dynamics import DynamicsRecorder
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.recipe import Recipe, prepare
 
@@ -104,12 +105,14 @@ def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:
 def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedSplit,
           settings: TrainConfig, accelerator: Accelerator, pad_id: int, checkpoint: Path | None,
           on_validation: Callable[[dict], None],
-          on_resume: Callable[[list[dict]], None], name: str = "train") -> TrainResult:
+          on_resume: Callable[[list[dict]], None], name: str = "train",
+          dynamics: DynamicsRecorder | None = None) -> TrainResult:
     """Train up to max_epochs, validating after each epoch or every `trainer.eval_every` steps;
     stop after `patience` validations without a better accuracy (or once jiant's plateau rule
     takes the rate below `min_lr`), and leave the model holding the best validation's weights.
     `on_resume` receives the validations a checkpoint already holds, which may be fewer than a
-    killed run had logged. `name` labels the progress bars."""
+    killed run had logged. `name` labels the progress bars. `dynamics`, when given, sees every
+    training pass and records each validation (`stability.finetune.dynamics`)."""
     trainer = settings.trainer
     world = accelerator.num_processes
     if trainer.batch_size % world:
@@ -142,9 +145,12 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
             state.batches_done += 1
             if len(indices) < world:
                 continue  # a tail too small to give every process an example
-            batch = to_device(collate(train_split, _process_slice(indices, accelerator), pad_id),
-                              accelerator.device)
-            loss = model(**batch).loss
+            mine = _process_slice(indices, accelerator)
+            batch = to_device(collate(train_split, mine, pad_id), accelerator.device)
+            output = model(**batch)
+            loss = output.loss
+            if dynamics is not None:
+                dynamics.observe(mine, output.logits)
             accelerator.backward(recipe.loss(loss))
             accelerator.clip_grad_norm_(model.parameters(), trainer.max_grad_norm)
             optimizer.step()
@@ -157,7 +163,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
                 bar.set_postfix(loss=f"{loss_sum.item() / steps:.4f}", refresh=False)
             if every is not None and state.step % every == 0:
                 stop = _validate(model, val_split, settings, accelerator, pad_id, name, state, recipe,
-                                 epoch, loss_sum.item() / steps, segment_start, started, on_validation)
+                                 epoch, loss_sum.item() / steps, segment_start, started, on_validation, dynamics)
                 stop = stop or state.step >= recipe.total_steps
                 _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator)
                 if stop:
@@ -171,7 +177,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
         if every is None:
             stop = _validate(model, val_split, settings, accelerator, pad_id, name, state, recipe, epoch,
                              loss_sum.item() / steps if steps else float("nan"), segment_start, started,
-                             on_validation)
+                             on_validation, dynamics)
             _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator)
         if stop:
             break
@@ -197,10 +203,11 @@ def _seed_dropout(seed_init: int, epoch: int, state: _State) -> None:
 
 def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator: Accelerator, pad_id: int,
               name: str, state: _State, recipe: Recipe, epoch: int, loss: float, segment_start: float,
-              started: float, on_validation: Callable[[dict], None]) -> bool:
-    """Score the validation set, log it, keep the best weights; True when training must stop."""
-    probs = predict_entailment_probability(model, val_split, settings.trainer.eval_batch_size,
-                                           accelerator, pad_id, desc=f"[{name}] validation")
+              started: float, on_validation: Callable[[dict], None], dynamics: DynamicsRecorder | None) -> bool:
+    """Score the validation set, log it (after recording the dynamics, if asked), keep the best
+    weights; True when training must stop."""
+    batch_size = settings.trainer.eval_batch_size
+    probs = predict_entailment_probability(model, val_split, batch_size, accelerator, pad_id, desc=f"[{name}] validation")
     val_acc = accuracy(val_split.labels.tolist(), labels_from_probability(probs).tolist())
     entry = {"epoch": epoch, "loss": loss, "val_accuracy": val_acc,
              "seconds": time.perf_counter() - segment_start}
@@ -216,6 +223,10 @@ def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator
     else:
         state.stale += 1
     result.seconds = time.perf_counter() - started
+    if dynamics is not None:
+        diagnostic = predict_entailment_probability(model, dynamics.diagnostic, batch_size, accelerator, pad_id,
+                                                    desc=f"[{name}] diagnostic")
+        dynamics.record(len(result.log), probs, diagnostic, accelerator)
     on_validation(entry)
     below_min_lr = recipe.learning_rate.after_validation(val_acc)
     return state.stale >= settings.trainer.patience or below_min_lr

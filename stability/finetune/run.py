@@ -23,6 +23,7 @@ from stability.data.container import texts, to_examples
 from stability.data.inputs import run_inputs
 from stability.data.loading import load_run_datasets
 from stability.finetune.distributed import cpu_only_distributed
+from stability.finetune.dynamics import DynamicsRecorder, DynamicsWriter
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.loop import (
     labels_from_probability,
@@ -48,7 +49,7 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
     """
     run_dir = RunDir(run_path)
     inputs = run_inputs(settings, settings.model)
-    verdict = judge(run_dir, composed, inputs, needs_model=settings.trainer.save_model)
+    verdict = judge(run_dir, composed, inputs, settings.trainer.save_model, settings.trainer.dynamics)
     if not settings.force and verdict.state == SAME:
         log.info("[skip] %s: finished with the same config and inputs (force=true reruns it)", run_dir.path)
         return run_dir.read_record()
@@ -97,20 +98,30 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     name = " ".join(part for part in (settings.lang.code, settings.setup, settings.variant,
                                       f"seed {settings.seed}") if part)
 
+    recorder, writer = None, None
+    if settings.trainer.dynamics:
+        examples = {"train": to_examples(data.train), "validation": to_examples(data.validation),
+                    "diagnostic": diagnostic}
+        writer = DynamicsWriter(run_dir, examples, main)
+        recorder = DynamicsRecorder(len(data.train), encoded["diagnostic"][0], accelerator.device, writer)
+
     def on_validation(entry: dict) -> None:
         if main:
             run_dir.append_epoch(entry)
-            tracker.log_epoch(entry)
+            scores = {"diagnostic_mcc": writer.latest_mcc} if writer is not None else {}
+            tracker.log_epoch({**entry, **scores})
             log.info("[%s] epoch %d: loss %.4f, val acc %.4f", name, entry["epoch"], entry["loss"],
                      entry["val_accuracy"])
 
     def on_resume(finished: list[dict]) -> None:
         if main:
             run_dir.write_train_log(finished)
+            if writer is not None:
+                writer.start(len(finished))
 
     pad_id = int(tokenizer.pad_token_id)
     result = train(model, encoded["train"][0], encoded["validation"][0], settings, accelerator, pad_id,
-                   checkpoint, on_validation, on_resume, name)
+                   checkpoint, on_validation, on_resume, name, recorder)
     eval_started = time.perf_counter()
     diag_split = encoded["diagnostic"][0]
     prob = predict_entailment_probability(model, diag_split, settings.trainer.eval_batch_size,

@@ -92,7 +92,8 @@ def finished_run_verdict(cfg: DictConfig, run: RunDir) -> Verdict:
         return Verdict(ABSENT)
     task_cfg = without_hydra(cfg)
     settings = train_settings(task_cfg)
-    return judge(run, task_cfg, run_inputs(settings, settings.model), settings.trainer.save_model)
+    return judge(run, task_cfg, run_inputs(settings, settings.model), settings.trainer.save_model,
+                 settings.trainer.dynamics)
 
 
 def _computation(cfg: DictConfig) -> str:

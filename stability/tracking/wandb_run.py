@@ -34,6 +34,8 @@ MODES = ("online", "offline", "disabled", "shared")
 TABLE_COLUMNS = ["category", "coarse", "n_items", "mcc"]
 _GROUP_KEYS = ("experiment", "lang", "setup", "variant")
 _EPOCH_METRICS = ("loss", "val_accuracy", "epoch_seconds")
+# prefix of the per-validation diagnostic MCCs (`trainer.dynamics=true`), plotted against the epoch
+_CURVES = "diagnostic_mcc"
 
 
 def resolve_mode(configured: str | None, env: Mapping[str, str] = os.environ) -> str:
@@ -140,14 +142,17 @@ class WandbTracker:
             tags=[settings.experiment_name, lang, setup, settings.model.name, *logger.tags],
             config=dict(config), dir=str(wandb_dir), mode=resolve_mode(logger.mode))
         self._run.define_metric("epoch")
-        for name in _EPOCH_METRICS:
+        for name in (*_EPOCH_METRICS, f"{_CURVES}/*"):
             self._run.define_metric(name, step_metric="epoch")
 
     def log_epoch(self, entry: dict) -> None:
-        """One validation: after an epoch, or every `trainer.eval_every` steps (then with its step)."""
+        """One validation: after an epoch, or every `trainer.eval_every` steps (then with its step);
+        with `trainer.dynamics=true` also the diagnostic MCCs at that validation (overall, per
+        coarse and fine category) as `diagnostic_mcc/<category>`: the learning curves."""
         steps = {"train_step": entry["step"]} if "step" in entry else {}
+        curves = {f"{_CURVES}/{name}": value for name, value in entry.get("diagnostic_mcc", {}).items()}
         self._run.log({"epoch": entry["epoch"], "loss": entry["loss"], "val_accuracy": entry["val_accuracy"],
-                       "epoch_seconds": entry["seconds"], **steps})
+                       "epoch_seconds": entry["seconds"], **steps, **curves})
 
     def log_final(self, metrics: dict, predictions: list[dict]) -> None:
         """Summary numbers, the category table, and the heat map of the group's seeds so far."""

@@ -38,6 +38,8 @@ class Trainer:
     mixed_precision: str = MISSING
     resume: bool = MISSING
     save_model: bool = MISSING
+    # record the training dynamics at every validation (docs/concepts-and-metrics.md); adds files, changes no result
+    dynamics: bool = False
     optimizer: str = "adamw"
     schedule: str = "constant"
     warmup_ratio: float = 0.1
