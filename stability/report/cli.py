@@ -22,6 +22,15 @@ from stability.report.context import Context, prepare
 from stability.report.sections import SECTIONS
 
 
+def annotate_pairs(pairs: list[tuple[str, str]], lang: str) -> list:
+    """The rule-based annotator's features of (premise, hypothesis) pairs, for the sections on
+    training dynamics (`Context.annotate`). Imported on use: an optional extra, and one that builds
+    on `stability`, which only a command may import."""
+    from annotators.api import annotate
+
+    return annotate(pairs, lang)
+
+
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of `nli-stability report` and `python -m stability.report`."""
@@ -31,11 +40,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def check(configs: list[DictConfig]) -> None:
         refuse_sweep(configs)
-        prepared.append(prepare(options_of(configs[0])))
+        prepared.append(prepare(options_of(configs[0]), annotate_pairs))
 
     def task(cfg: DictConfig) -> None:
         # prepared by `check`, unless Hydra runs the job without it (e.g. with --config-dir)
-        write_report(prepared.pop() if prepared else prepare(options_of(cfg)))
+        write_report(prepared.pop() if prepared else prepare(options_of(cfg), annotate_pairs))
 
     run_command(REPORT_CONFIG_NAME, task, arguments, check=check)
 

@@ -18,9 +18,11 @@ import pandas as pd
 from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
+from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
 from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
+from stability.report.dynamics import RunDynamics, read_run_dynamics
 from stability.report.failed import FailedRule, failed_runs, without_failed
 from stability.report.stats import summary
 from stability.statistics.multiplicity import PairedDeltas
@@ -41,6 +43,9 @@ class Context:
     kept_results: pd.DataFrame                      # the same, without failed runs under exclude_failed
     predictions: pd.DataFrame
     flagged_by_lang: dict[str, set[str]] | None     # dataqa: flagged diagnostic items per language
+    # training dynamics of the runs that recorded them (without failed runs under exclude_failed)
+    dynamics: list[RunDynamics]
+    annotate: Annotate | None = None                # the rule-based annotator, handed in by the command
 
     @cached_property
     def results(self) -> pd.DataFrame:
@@ -103,8 +108,9 @@ class Context:
                 f"from {', '.join(str(path) for path in self.paths)}")
 
 
-def prepare(options: ReportSchema) -> Context:
-    """Read the inputs and check the options against them; creates the output folder last."""
+def prepare(options: ReportSchema, annotate: Annotate | None = None) -> Context:
+    """Read the inputs and check the options against them; creates the output folder last.
+    `annotate` is the rule-based annotator the sections on training dynamics use."""
     paths = [Path(path) for path in options.runs]
     collected = collect(paths)
     failed = failed_runs(collected.runs, collected.predictions,
@@ -119,13 +125,16 @@ def prepare(options: ReportSchema) -> Context:
         check_languages(kept_results, *options.compare_langs)
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
+    # read here, so an unreadable dynamics file stops the report before anything is written
+    dynamics = read_run_dynamics(without_failed(collected.runs, failed) if options.exclude_failed else collected.runs)
     out = Path(options.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
                         fix="choose another out=DIR") from None
-    return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged)
+    return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged, dynamics,
+                   annotate)
 
 
 def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) -> None:

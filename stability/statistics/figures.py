@@ -9,6 +9,7 @@ reads "n/a", never 0.00; the column of a failed run is hatched and its label say
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Iterable
 
@@ -82,6 +83,13 @@ def draw_heatmap(ax: plt.Axes, matrix: pd.DataFrame, vmax: float, label: str, ti
     ax.set_ylabel("")
     ax.tick_params(axis="x", labelrotation=45 if max(map(len, map(str, matrix.columns))) > 4 else 0)
     ax.tick_params(axis="y", labelrotation=0)
+
+
+def wrapped_title(text: str, width: int = 90) -> str:
+    """A title on as many lines as it needs: a variant's `_`-joined items (lr3e-05_bs16_...) may
+    break after each `_`, so a long condition name stays inside the figure."""
+    lines = textwrap.wrap(text.replace("_", "_ "), width)
+    return "\n".join(line.replace("_ ", "_") for line in lines)
 
 
 def save_figure(fig: plt.Figure, path: Path, top: float = 1.0) -> Path:

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 from sklearn.metrics import matthews_corrcoef
 
 from stability.core.taxonomy import COARSE_OF, FINE_CATEGORIES, TAXONOMY
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def mcc(labels: np.ndarray, preds: np.ndarray) -> float:
@@ -76,3 +79,20 @@ def write_run(root: Path, lang: str, setup: str, seed: int, labels: np.ndarray, 
 def noisy_predictions(rng: np.random.Generator, labels: np.ndarray, accuracy: float) -> np.ndarray:
     """Predictions that agree with the labels on a random `accuracy` share of items."""
     return np.where(rng.random(len(labels)) < accuracy, labels, 1 - labels)
+
+
+def write_dynamics(run: Path, items: "pd.DataFrame", prob_entailment: np.ndarray, pred: np.ndarray,
+                   epochs: Sequence[int] | None = None) -> None:
+    """Training dynamics in the run directory `run` (written by `write_run`), through the same
+    `RunDir` calls training makes: `items` with split, idx, label, premise, hypothesis, categories (lists); one row of
+    `prob_entailment` / `pred` per validation (NaN / -1 for training items not seen); the
+    train_log gets one line per validation (epochs 1, 2, ... unless given)."""
+    from stability.core.runrecord import RunDir
+
+    run_dir = RunDir(run)
+    run_dir.start_dynamics(items)
+    epochs = list(epochs) if epochs is not None else list(range(1, len(prob_entailment) + 1))
+    run_dir.write_train_log([{"epoch": int(epoch), "loss": 0.5, "val_accuracy": 0.6, "seconds": 1.0}
+                             for epoch in epochs])
+    for number, (prob, labels) in enumerate(zip(prob_entailment, pred), start=1):
+        run_dir.write_dynamics_validation(number, prob, labels)

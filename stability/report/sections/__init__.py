@@ -4,10 +4,10 @@ and one entry in `SECTIONS`."""
 from __future__ import annotations
 
 from stability.report.section import Section
-from stability.report.sections import (agreement, categories, comparison, comparison_tests, consistency,
-                                       expected_max, extra_eval, failed, inputs, intervals, language_tests, languages,
-                                       probing, seed_power, sizes, stabilizers, suites, summary,
-                                       variance_sources)
+from stability.report.sections import (agreement, categories, category_learning, comparison, comparison_tests,
+                                       consistency, data_map, expected_max, extra_eval, failed, inputs,
+                                       instability_atlas, intervals, language_tests, languages, probing, seed_power,
+                                       sizes, stabilizers, suites, summary, variance_sources)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
@@ -27,6 +27,9 @@ SECTIONS: tuple[Section, ...] = (
     expected_max.build,
     seed_power.build,
     consistency.build,
+    category_learning.build,
+    data_map.build,
+    instability_atlas.build,
     suites.build,
     probing.build,
 )

@@ -1,0 +1,43 @@
+"""The training dynamics of the runs a report reads (`trainer.dynamics=true`), for the sections
+*When each category is learned*, *Data maps* and *Instability atlas*.
+
+Each run that recorded them contributes a `RunDynamics`: its condition and seed, its validations
+(train_log.jsonl: epoch, step) and its `Dynamics` matrices. Runs without dynamics contribute
+nothing, so a sweep trained without them reports exactly as before.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from stability.core.runrecord import Dynamics, RunDir
+
+
+@dataclass(frozen=True)
+class RunDynamics:
+    """One run's recorded dynamics and where it belongs."""
+
+    lang: str
+    setup: str
+    variant: str
+    seed: int
+    source: str
+    validations: pd.DataFrame   # one row per validation, in order: epoch, and step when validated by steps
+    dynamics: Dynamics
+
+
+def read_run_dynamics(runs: pd.DataFrame) -> list[RunDynamics]:
+    """The dynamics of the runs in `runs` (collect's RUN_COLUMNS: one row per run directory) that
+    recorded them, in the table's order."""
+    found = []
+    for run in runs.itertuples(index=False):
+        run_dir = RunDir(Path(run.source))
+        dynamics = run_dir.read_dynamics()
+        if dynamics is None:
+            continue
+        log = pd.DataFrame(run_dir.read_train_log()).head(len(dynamics.pred))
+        found.append(RunDynamics(str(run.lang), str(run.setup), str(run.variant), int(run.seed), str(run.source),
+                                 log.reset_index(drop=True), dynamics))
+    return found
