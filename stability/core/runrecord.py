@@ -18,8 +18,9 @@ A run trained with `trainer.dynamics=true` also keeps its training dynamics in `
 (`Dynamics`): `items.parquet`, every training, validation and diagnostic item once (split, idx,
 label, premise, hypothesis, and a diagnostic item's fine categories), and per validation k (the
 k-th line of train_log.jsonl) `validation-<k>.parquet`, one row per item in the same order:
-P(entailment) as float16 and the predicted label. Training items carry what the training forward passes since the previous
-validation gave them (none: NaN and -1); the others what that validation's evaluation gave.
+P(entailment) as float16 and the predicted label. Training items carry what the training forward
+passes since the previous validation gave them (none: NaN and -1); the others what that
+validation's evaluation gave.
 """
 from __future__ import annotations
 

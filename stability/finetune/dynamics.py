@@ -22,6 +22,7 @@ from stability.core.metrics import score_diagnostic
 from stability.core.records import Example
 from stability.core.runrecord import DYNAMICS_SPLITS, RunDir
 from stability.finetune.encoding import EncodedSplit
+from stability.finetune.loop import labels_from_probability
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,9 @@ class DynamicsRecorder:
 
 
 def predicted_labels(prob_entailment: np.ndarray) -> np.ndarray:
-    """Label 0 (entailment) when it is the more probable class, 1 otherwise, -1 where nothing was
-    predicted (NaN): what the float32 probabilities say, before they are stored as float16."""
-    return np.where(np.isnan(prob_entailment), -1, np.where(prob_entailment >= 0.5, 0, 1)).astype(np.int8)
+    """The run's labels (`loop.labels_from_probability`), -1 where nothing was predicted (NaN): what
+    the float32 probabilities say, before they are stored as float16."""
+    return np.where(np.isnan(prob_entailment), -1, labels_from_probability(prob_entailment)).astype(np.int8)
 
 
 class DynamicsWriter:
@@ -97,10 +98,12 @@ class DynamicsWriter:
     def __call__(self, record: ValidationRecord) -> None:
         if not self._started:
             self.start()
-        diagnostic_pred = predicted_labels(record.diagnostic)
+        if not self._write:     # another process than the main one: it writes and logs nothing
+            return
+        prob = np.concatenate([record.train, record.validation, record.diagnostic])
+        pred = predicted_labels(prob)
+        diagnostic_pred = pred[len(prob) - len(record.diagnostic):]
         scores = score_diagnostic([e.label for e in self._diagnostic], diagnostic_pred.tolist(),
                                   [e.categories for e in self._diagnostic], [e.coarse for e in self._diagnostic])
         self.latest_mcc = {"overall": scores.overall_mcc, **scores.coarse_mcc, **scores.category_mcc}
-        if self._write:
-            prob = np.concatenate([record.train, record.validation, record.diagnostic])
-            self._run_dir.write_dynamics_validation(record.number, prob, predicted_labels(prob))
+        self._run_dir.write_dynamics_validation(record.number, prob, pred)

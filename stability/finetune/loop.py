@@ -9,7 +9,7 @@ import copy
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import torch
@@ -23,9 +23,11 @@ from stability.core.metrics import accuracy
 from stability.core.progress import progress
 from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import collate, epoch_batches, eval_batches
-from stability.finetune.dynamics import DynamicsRecorder
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.recipe import Recipe, prepare
+
+if TYPE_CHECKING:   # the recorder imports this module's labelling rule
+    from stability.finetune.dynamics import DynamicsRecorder
 
 # Steps between updates of the loss shown on the progress bar (each reads the loss off the device).
 _LOSS_SHOWN_EVERY = 25

@@ -20,6 +20,12 @@ def _pairs(n: pd.Series) -> pd.Series:
     return n * (n - 1) / 2
 
 
+def pairwise_agreement(k: pd.Series, c: pd.Series) -> pd.Series:
+    """The share of the C(k, 2) pairs among k predictions (c of them not_entailment) that agree;
+    undefined (NaN) below 2 predictions."""
+    return ((_pairs(c) + _pairs(k - c)) / _pairs(k)).where(k >= 2)
+
+
 def item_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
     """One row per (lang, setup, variant, item): pairwise seed agreement and the share of each label."""
     items = predictions.assign(
@@ -30,7 +36,7 @@ def item_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
         share_correct=("correct", "mean"), label=("label", "first"), categories=("categories", "first"),
     ).reset_index()
     k, c = items["n_seeds"], items["n_not_entailment"]
-    items["agreement"] = ((_pairs(c) + _pairs(k - c)) / _pairs(k)).where(k >= 2)
+    items["agreement"] = pairwise_agreement(k, c)
     items["share_entailment"] = (k - c) / k
     return items[ITEM_COLUMNS]
 

@@ -16,6 +16,7 @@ Two tables: `category_learning.csv` (one row per group, category and validation)
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,18 +167,18 @@ def _first_above_zero(low: np.ndarray) -> np.ndarray:
 
 
 def _std(values: np.ndarray, axis: int) -> np.ndarray:
-    """σ over seeds (ddof=1) ignoring NaN; NaN below two values."""
-    counts = np.sum(~np.isnan(values), axis=axis)
-    centred = values - np.expand_dims(_nanmean(values, axis), axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        spread = np.sqrt(np.nansum(centred ** 2, axis=axis) / (counts - 1))
-    return np.where(counts > 1, spread, np.nan)
+    """σ over seeds (ddof=1) ignoring NaN (seeds that stopped sooner, or never got there); NaN below
+    two values."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # fewer than two values: NaN, as meant
+        return np.nanstd(values, axis=axis, ddof=1)
 
 
 def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
     """Mean over `axis` ignoring NaN; NaN where every value is."""
-    counts = np.sum(~np.isnan(values), axis=axis)
-    return np.where(counts > 0, np.nansum(values, axis=axis) / np.maximum(counts, 1), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # no value: NaN, as meant
+        return np.nanmean(values, axis=axis)
 
 
 def _at(values: np.ndarray, position: np.ndarray) -> np.ndarray:

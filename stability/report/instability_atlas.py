@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
-from stability.report.agreement import item_agreement
+from stability.report.agreement import item_agreement, pairwise_agreement
 from stability.report.annotation import Annotate, by_language
 from stability.report.dynamics import RunDynamics
 from stability.statistics.seeds import GROUP_KEY
@@ -117,19 +117,13 @@ def validation_flips(runs: list[RunDynamics], last: int = LAST_VALIDATIONS) -> p
         last_validations=("used", "min"), flip_rate_validations=("rate", "mean")).reset_index()
 
 
-def _disagreement(k: pd.Series, c: pd.Series) -> pd.Series:
-    """Share of the C(k, 2) pairs among k predictions (c of them not_entailment) that differ."""
-    pairs = k * (k - 1) / 2
-    return (c * (k - c) / pairs).where(k >= 2)
-
-
 def language_flips(predictions: pd.DataFrame) -> pd.DataFrame:
     """Per (setup, variant, idx): n_languages (most languages predicting it with one seed) and
     flip_rate_languages = mean over seeds of the share of language pairs whose final predictions differ
     (NaN when no seed has it in 2 languages)."""
     per_seed = predictions.assign(not_entailment=predictions["pred"] == 1).groupby(
         CONDITION + ["seed", "idx"], sort=True).agg(k=("lang", "nunique"), c=("not_entailment", "sum")).reset_index()
-    per_seed["rate"] = _disagreement(per_seed["k"], per_seed["c"])
+    per_seed["rate"] = 1 - pairwise_agreement(per_seed["k"], per_seed["c"])
     return per_seed.groupby(CONDITION + ["idx"], sort=True).agg(
         n_languages=("k", "max"), flip_rate_languages=("rate", "mean")).reset_index()
 
