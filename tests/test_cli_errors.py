@@ -95,7 +95,8 @@ def test_finished_results_survive_a_failing_rerun(tmp_path):
     ("trainer.learning_rate=fast", "trainer.learning_rate='fast' is not a number"),
     ("trainer.max_epochs=0", "trainer.max_epochs=0 is out of range (fix: pass trainer.max_epochs=<a number >= 1>)"),
     ("model.dropout=1.5", "model.dropout=1.5 is out of range (fix: pass model.dropout=<a number in [0, 1)>)"),
-    ("trainer.mixed_precision=fp8", "trainer.mixed_precision='fp8' is not known"),
+    ("trainer.mixed_precision=fp8", "trainer.mixed_precision='fp8' is not known (fix: use one of: no, fp16, bf16, "
+                                    "auto)"),
     ("data.max_train_samples=-5", "data.max_train_samples=-5 is out of range (fix: pass "
                                   "data.max_train_samples=<a number >= 1 or null>)"),
     ("model.dropout=2", "model.dropout=2.0 is out of range"),

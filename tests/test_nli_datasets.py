@@ -15,6 +15,7 @@ from datasets import ClassLabel, Dataset, DatasetDict, Features, Value, load_dat
 from helpers import assert_one_line_error, runs, train_cli
 
 from stability.core.errors import UserError
+from stability.core.runrecord import SCHEMA_VERSION
 from stability.core.schemas.nli import NliSet
 from stability.data.container import nested_indices, to_dataset, to_examples
 from stability.data.hub import load_nli_set
@@ -152,7 +153,7 @@ def test_a_translate_train_smoke_sweep_records_its_setup_and_extra_set(tmp_path)
     assert sorted(found) == ["smoke/fr/rte+xnli40/ep2_ntrain32/seed0", "smoke/fr/rte+xnli40/ep2_ntrain32/seed1"]
     first, second = found.values()
     assert first["setup"] == "rte+xnli40" and first["n_added"] == 40 and first["n_train"] == 32 + 40
-    assert first["schema"] == 4 and set(first["extra_eval"]) == {"xnli-test"}
+    assert first["schema"] == SCHEMA_VERSION and set(first["extra_eval"]) == {"xnli-test"}
     scores = first["extra_eval"]["xnli-test"]
     assert scores["n_items"] == 24 and 0 <= scores["accuracy"] <= 1 and -1 <= scores["mcc"] <= 1
     assert not first["tokenization_cached"] and second["tokenization_cached"]   # every split, the extra set too

@@ -98,7 +98,8 @@ def _replaced(node: object, **changes: object) -> None:
     ("trainer", {"learning_rate": 0.0}, "trainer.learning_rate=0.0 is out of range (fix: pass trainer.learning_rate=<a number > 0>)"),
     ("trainer", {"max_grad_norm": -1.0}, "trainer.max_grad_norm=-1.0 is out of range"),
     ("trainer", {"weight_decay": -0.1}, "trainer.weight_decay=-0.1 is out of range"),
-    ("trainer", {"mixed_precision": "fp8"}, "trainer.mixed_precision='fp8' is not known"),
+    ("trainer", {"mixed_precision": "fp8"}, "trainer.mixed_precision='fp8' is not known (fix: use one of: no, fp16, "
+                                            "bf16, auto)"),
     ("model", {"dropout": 1.0}, "model.dropout=1.0 is out of range (fix: pass model.dropout=<a number in [0, 1)>)"),
     ("model", {"dropout": -0.1}, "model.dropout=-0.1 is out of range"),
     ("model", {"kind": "tiny"}, "model.kind='tiny' is not known"),

@@ -11,8 +11,11 @@ the extra evaluation sets (`data.extra_eval`) by set name; older records have no
 adds `inputs`, the content of every input the run read (`role -> {"source", "sha256"}`: data
 files, datasets, the model; see `stability.data.inputs`), and the run's `started` / `ended`
 times; a record without inputs is one whose inputs were not recorded (treated as matching,
-counted as such by the report). Any other version is a user error rather than a silent
-misreading (code that reads schema 1 only would pool variants).
+counted as such by the report). Schema 5 adds `precision`, what the run trained in (`float32`,
+`bf16`, `fp16`: `trainer.mixed_precision=auto` resolves per device, so one config can run in
+either); an older record ran its config's `trainer.mixed_precision` (`RunDir.precision`). Any
+other version is a user error rather than a silent misreading (code that reads schema 1 only
+would pool variants).
 
 A run trained with `trainer.dynamics=true` also keeps its training dynamics in `dynamics/`
 (`Dynamics`): `items.parquet`, every training, validation and diagnostic item once (split, idx,
@@ -40,8 +43,8 @@ from stability.core.atomic import atomic_path, atomic_write_jsonl, atomic_write_
 from stability.core.errors import UserError, first_line
 from stability.core.taxonomy import FINE_CATEGORIES
 
-SCHEMA_VERSION = 4
-_KNOWN_SCHEMAS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+_KNOWN_SCHEMAS = (1, 2, 3, 4, 5)
 _METRICS_FILE = "metrics.json"
 _PREDICTIONS_FILE = "predictions.jsonl"
 _TRAIN_LOG_FILE = "train_log.jsonl"
@@ -94,6 +97,8 @@ OFF_VALUES: dict[str, Any] = {
     "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0,
 }
 _RERUN = "delete the run directory and run it again"
+# a record's `precision` for accelerate's mixed_precision (`trainer.mixed_precision` once resolved)
+PRECISIONS = {"no": "float32", "fp16": "fp16", "bf16": "bf16"}
 
 
 def _items_schema():
@@ -208,6 +213,8 @@ class RunRecord:
     inputs: dict[str, dict[str, str]] = field(default_factory=dict)
     started: str | None = None   # ISO 8601, UTC
     ended: str | None = None
+    # what the run trained in: float32, bf16 or fp16 (None: before schema 5, see RunDir.precision)
+    precision: str | None = None
     # folder (relative to the run directory) holding the best epoch's weights, if saved
     saved_model: str | None = None
     schema: int = SCHEMA_VERSION
@@ -380,6 +387,14 @@ class RunDir:
         if not isinstance(config, DictConfig):
             raise UserError(f"malformed {_CONFIG_FILE} (not a mapping)", path=path, fix=_RERUN)
         return config
+
+    def precision(self, record: RunRecord) -> str | None:
+        """What the run trained in: its record's `precision`, or for a record written before that
+        field, its config's `trainer.mixed_precision` (then the only way to choose one); None
+        where neither says (a hand-made record without config.yaml)."""
+        if record.precision is not None or not (self.path / _CONFIG_FILE).is_file():
+            return record.precision
+        return PRECISIONS.get(OmegaConf.select(self.read_config(), "trainer.mixed_precision", default=None))
 
     def read_record(self, require: Iterable[str] = ()) -> RunRecord:
         path = self.path / _METRICS_FILE

@@ -17,12 +17,12 @@ from stability.core.errors import UserError
 from stability.core.identity import group_choices
 from stability.core.jobrecord import utc_now
 from stability.core.runmatch import OTHER, SAME, judge
-from stability.core.runrecord import Prediction, RunDir, RunRecord, config_fingerprint
+from stability.core.runrecord import PRECISIONS, Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
 from stability.data.inputs import run_inputs
 from stability.data.loading import load_run_datasets
-from stability.finetune.distributed import cpu_only_distributed
+from stability.finetune.distributed import cpu_only_distributed, launch_world_size
 from stability.finetune.dynamics import DynamicsRecorder, DynamicsWriter
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.loop import (
@@ -31,6 +31,7 @@ from stability.finetune.loop import (
     train,
 )
 from stability.finetune.modeling import build_model, load_tokenizer, save_weights
+from stability.finetune.precision import forget_previous_precision, resolve_mixed_precision, run_device
 from stability.tracking.trackers import make_tracker
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,11 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     fingerprint = config_fingerprint(composed)
     save_model = settings.trainer.save_model
     started = time.perf_counter()
-    accelerator = Accelerator(mixed_precision=settings.trainer.mixed_precision, cpu=cpu_only_distributed())
+    cpu = cpu_only_distributed()
+    if launch_world_size() < 2:
+        forget_previous_precision()
+    mixed_precision = resolve_mixed_precision(settings.trainer.mixed_precision, run_device(cpu))
+    accelerator = Accelerator(mixed_precision=mixed_precision, cpu=cpu)
     main = accelerator.is_main_process
     data = load_run_datasets(settings)
     cache_dir = Path(settings.paths.cache_dir).expanduser()
@@ -152,7 +157,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
         tokenization_cached=all(hit for _, hit in encoded.values()),
         num_processes=accelerator.num_processes, device=str(accelerator.device), pid=os.getpid(),
         config_fingerprint=fingerprint, environment=environment(str(accelerator.device)),
-        inputs=inputs, started=started_at, ended=utc_now(),
+        inputs=inputs, started=started_at, ended=utc_now(), precision=PRECISIONS[mixed_precision],
         saved_model=run_dir.model_dir.name if save_model else None,
     )
     run_dir.write_predictions(predictions)

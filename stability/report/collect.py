@@ -26,7 +26,8 @@ Which code made each run travels beside the table too, as `Collected.provenance`
 `dirty`: the record's git commit and whether its tree had uncommitted changes, NA when not
 recorded), written to results.csv after `n_added` and read back from it. Runs of one
 (lang, setup, variant) that read different inputs are refused (`provenance.check_same_inputs`);
-`runs.inputs_recorded` tells which records hold their input hashes.
+`runs.inputs_recorded` tells which records hold their input hashes. So are runs of one (lang,
+setup, variant) that trained in different precisions (`provenance.check_same_precision`).
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from stability.core.runrecord import RunDir, RunRecord, iter_runs
 from stability.core.identity import variant_family
 from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
-from stability.report.provenance import check_same_inputs
+from stability.report.provenance import check_same_inputs, check_same_precision
 from stability.statistics.seeds import CONDITION_SEPARATOR, TIDY_COLUMNS
 
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
@@ -113,6 +114,7 @@ def collect(paths: list[Path]) -> Collected:
     results = pd.concat(frames, ignore_index=True)
     _check_duplicates(results)
     check_same_inputs(recorded)
+    check_same_precision(recorded)
     results["n_added"] = results["n_added"].astype("Int64")
     results = _sorted(results)
     return Collected(

@@ -3,8 +3,10 @@
 Seed statistics are only seed statistics when the seeds are all that differs: runs of one
 (lang, setup, variant) whose recorded inputs differ (a data file or model that changed between
 runs) are refused, role by role; a run with no recorded inputs (written before schema 4)
-matches anything, and the report counts such runs. Runs of different code commits are pooled,
-since most commits change no result, but report.md names the commits (`code_sentence`).
+matches anything, and the report counts such runs. So are runs of one (lang, setup, variant) that
+trained in different precisions: `trainer.mixed_precision=auto` is bf16 on one machine and
+float32 on another. Runs of different code commits are pooled, since most commits change no
+result, but report.md names the commits (`code_sentence`).
 """
 from __future__ import annotations
 
@@ -15,26 +17,50 @@ from typing import Sequence
 import pandas as pd
 
 from stability.core.errors import UserError
-from stability.core.runrecord import RunRecord
+from stability.core.runrecord import RunDir, RunRecord
 
 SHORT_HASH = 8
 SHORT_COMMIT = 7
 _FIX = "rerun the runs of old inputs with force=true, or report them from separate folders"
+_PRECISION_FIX = "rerun them with trainer.mixed_precision=bf16 or =no, or report them from separate folders"
+
+Runs = Sequence[tuple[Path, RunRecord]]
 
 
-def check_same_inputs(runs: Sequence[tuple[Path, RunRecord]]) -> None:
+def check_same_inputs(runs: Runs) -> None:
     """Refuse, in one line, the first (lang, setup, variant) whose runs recorded different
     contents for some input role."""
-    cells: dict[tuple[str, str, str], list[tuple[Path, RunRecord]]] = {}
-    for path, record in runs:
-        cells.setdefault((record.lang, record.setup, record.variant), []).append((path, record))
-    for cell, members in sorted(cells.items()):
+    for cell, members in _cells(runs):
         folder = _common_folder([path for path, _ in members])
         roles = sorted({role for _, record in members for role in record.inputs})
         found = [text for role in roles if (text := _difference(role, members, folder))]
         if found:
-            raise UserError(f"{len(members)} runs of {' / '.join(filter(None, cell))} read other inputs: "
-                            f"{'; '.join(found)}", path=folder, fix=_FIX)
+            raise UserError(f"{len(members)} runs of {cell} read other inputs: {'; '.join(found)}", path=folder,
+                            fix=_FIX)
+
+
+def check_same_precision(runs: Runs) -> None:
+    """Refuse, in one line, the first (lang, setup, variant) whose runs trained in different
+    precisions, naming one run of each; a run that says none (a hand-made record) matches any."""
+    for cell, members in _cells(runs):
+        folder = _common_folder([path for path, _ in members])
+        first_run: dict[str, Path] = {}
+        for path, record in members:
+            precision = RunDir(path).precision(record)
+            if precision is not None:
+                first_run.setdefault(precision, path)
+        if len(first_run) > 1:
+            found = ", ".join(f"{precision} in {_name(path, folder)}" for precision, path in sorted(first_run.items()))
+            raise UserError(f"{len(members)} runs of {cell} trained in different precisions: {found}", path=folder,
+                            fix=_PRECISION_FIX)
+
+
+def _cells(runs: Runs) -> list[tuple[str, list[tuple[Path, RunRecord]]]]:
+    """The runs by (lang, setup, variant), in that order, each cell named `lang / setup[ / variant]`."""
+    cells: dict[tuple[str, str, str], list[tuple[Path, RunRecord]]] = {}
+    for path, record in runs:
+        cells.setdefault((record.lang, record.setup, record.variant), []).append((path, record))
+    return [(" / ".join(filter(None, cell)), members) for cell, members in sorted(cells.items())]
 
 
 def _difference(role: str, members: list[tuple[Path, RunRecord]], folder: Path | None) -> str | None:

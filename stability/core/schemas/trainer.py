@@ -16,8 +16,10 @@ from omegaconf import MISSING
 from stability.core.errors import UserError
 from stability.core.schemas.checks import above, at_least, one_of, within
 
-# accelerate's mixed precision; a str, not an Enum, so config.yaml and the fingerprint keep "no"
-MIXED_PRECISION = ("no", "fp16", "bf16")
+# accelerate's mixed precision, or "auto": bf16 where the run's device has it, else float32
+# (`finetune.precision`); a str, not an Enum, so config.yaml and the fingerprint keep "no"
+AUTO_PRECISION = "auto"
+MIXED_PRECISION = ("no", "fp16", "bf16", AUTO_PRECISION)
 OPTIMIZERS = ("adamw", "bertadam")
 SCHEDULES = ("constant", "linear")
 EVERY_EPOCH = "epoch"

@@ -1,0 +1,83 @@
+"""`trainer.mixed_precision=auto`: bf16 where the device that runs the run computes it natively,
+float32 elsewhere.
+
+bf16 pays only with hardware support: CUDA devices of compute capability 8.0 or more (A100, H100,
+RTX 30xx on), and CPUs with AVX512-BF16 or AMX. Elsewhere torch emulates it, several times
+slower than float32, so `auto` never chooses it there. What ran is recorded in the run's
+`precision` (`core.runrecord`).
+"""
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from stability.core.runrecord import PRECISIONS
+from stability.core.schemas.trainer import AUTO_PRECISION
+
+log = logging.getLogger(__name__)
+
+BF16_CUDA_CAPABILITY = (8, 0)
+_CPU_BF16_CHECKS = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+
+
+def run_device(cpu: bool) -> torch.device:
+    """The device accelerate runs this process on, known before the Accelerator is built.
+
+    `PartialState` is accelerate's shared state: the Accelerator built afterwards reuses it, device
+    included. `accelerate launch --cpu` sets ACCELERATE_USE_CPU, which the Accelerator reads but
+    PartialState does not, so it is passed on here as the Accelerator would."""
+    from accelerate import PartialState
+    from accelerate.utils import parse_flag_from_env
+
+    return PartialState(cpu=cpu or parse_flag_from_env("ACCELERATE_USE_CPU")).device
+
+
+def forget_previous_precision() -> None:
+    """Let this process's next Accelerator take another mixed precision than its last one.
+
+    accelerate keeps one AcceleratorState per process and refuses a second mixed precision in
+    it, but a sweep runs many jobs in one process (Hydra's basic launcher; the reused joblib
+    workers of `local_gpus`), so `trainer.mixed_precision=no,bf16` failed at its first job of
+    the other precision. accelerate has no public reset; `_reset_state` is what its own tests
+    call. The PartialState (device, process group) is kept. Only for a single-process run: the
+    processes of `accelerate launch` run one job each."""
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state()
+
+
+def cpu_bf16_supported() -> bool:
+    """Whether this CPU has AVX512-BF16 or AMX. torch tells only through private functions of
+    `torch.cpu`, which a release may rename or drop: a missing one counts as no, so `auto` then
+    trains in float32 rather than failing."""
+    return any(getattr(torch.cpu, name, lambda: False)() for name in _CPU_BF16_CHECKS)
+
+
+def bf16_supported(device: torch.device) -> bool:
+    """Whether `device` computes bf16 natively; other kinds of devices than CUDA GPUs and CPUs
+    count as no (float32 is never the wrong answer, only the slower one)."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_capability(device) >= BF16_CUDA_CAPABILITY
+    return device.type == "cpu" and cpu_bf16_supported()
+
+
+def resolve_mixed_precision(requested: str, device: torch.device) -> str:
+    """accelerate's mixed_precision ("no", "fp16", "bf16") for `trainer.mixed_precision`: an
+    explicit value as it is, `auto` as `device` supports it, said in one log line."""
+    if requested != AUTO_PRECISION:
+        return requested
+    bf16 = bf16_supported(device)
+    resolved = "bf16" if bf16 else "no"
+    log.info("trainer.mixed_precision=auto: %s on %s (%s)", PRECISIONS[resolved], device, _reason(device, bf16))
+    return resolved
+
+
+def _reason(device: torch.device, bf16: bool) -> str:
+    """What decided `auto` on `device`, for its log line."""
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(device)
+        return f"compute capability {major}.{minor}; bf16 from {'.'.join(map(str, BF16_CUDA_CAPABILITY))}"
+    if device.type == "cpu":
+        return "the CPU has AVX512-BF16 or AMX" if bf16 else "the CPU has neither AVX512-BF16 nor AMX"
+    return f"no bf16 check for {device.type} devices"
