@@ -10,10 +10,11 @@ least one other variant, every other variant is compared with the reference, per
 overall MCC and every coarse and fine category with items.
 
 `stabilizers.csv` has one row per (lang, setup, method, cell), the reference's own rows
-included (their test columns empty): the failed-run rate with its Wilson interval
+included (their σ ratio and test columns empty): the failed-run rate with its Wilson interval
 (`stability.statistics.rates`), mean and σ of MCC over seeds with σ's bootstrap interval,
-and against the reference the Brown–Forsythe test of equal spread and Welch's t-test of
-equal means (`stability.statistics.spread`), each Holm-adjusted over all compared cells of
+and against the reference the ratio σ_method / σ_reference with its bootstrap interval, the
+Brown–Forsythe test of equal spread and Welch's t-test of equal means
+(`stability.statistics.spread`), the two tests each Holm-adjusted over all compared cells of
 the table (`multiplicity.adjusted_p`), and with `aso=true` almost stochastic order
 (`dominance.aso_table`, Bonferroni over the cells with two seeds on each side).
 """
@@ -35,7 +36,8 @@ from stability.report.significance import Dominance, aso_skipped
 from stability.statistics.dominance import aso_table
 from stability.statistics.multiplicity import adjusted_p
 from stability.statistics.rates import wilson_interval
-from stability.statistics.spread import MIN_SEEDS, equal_mean_p, equal_spread_p, seed_std, std_interval
+from stability.statistics.spread import (MIN_SEEDS, equal_mean_p, equal_spread_p, seed_std, std_interval,
+                                         std_ratio, std_ratio_interval)
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,8 @@ PAIR = ["lang", "setup"]
 CELL = ["level", "category"]
 STABILIZER_COLUMNS = ["lang", "setup", "method", "reference", "category", "level", "n_seeds", "n_runs", "failed",
                       "failed_rate", "failed_low", "failed_high", "mean_mcc", "std_mcc", "std_low", "std_high",
-                      "p_variance", "p_variance_holm", "p_mean", "p_mean_holm"]
+                      "std_ratio", "std_ratio_low", "std_ratio_high", "p_variance", "p_variance_holm", "p_mean",
+                      "p_mean_holm"]
 EPS_COLUMNS = ["eps_min", "eps_min_reverse"]
 _LEVEL_RANK = {"all": 0, "coarse": 1, "fine": 2}
 _CATEGORY_RANK = {name: i for i, name in enumerate((OVERALL, *COARSE_CATEGORIES, *FINE_CATEGORIES))}
@@ -128,7 +131,8 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
     `exclude_failed`); `failed` the failed-run verdicts of every run (`failed_runs.csv`), so
     `failed_rate` counts all runs. Categories without items (MCC 0 by construction) have no
     row. The Holm families are all rows of the table with a p-value (the reference's rows
-    have none).
+    have none, nor a σ ratio). The σ ratio's interval uses the same `bootstrap`, `confidence` and
+    `random_state` as σ's.
     """
     scores = results[results["n_items"].fillna(1) > 0]
     counts = failed_counts(failed).set_index(["lang", "setup", "variant"])
@@ -145,11 +149,14 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
                 other = None if method == reference else seeds.get((reference, level, category))
                 present = own[~np.isnan(own)]
                 tests = (equal_spread_p(own, other), equal_mean_p(own, other)) if other is not None else (np.nan,) * 2
+                ratio = ((std_ratio(own, other), *std_ratio_interval(own, other, bootstrap, confidence, random_state))
+                         if other is not None else (np.nan,) * 3)
                 rows.append([*pair, method, reference, category, level, len(present), n_runs, n_failed,
                              present.mean() if len(present) else np.nan, seed_std(own),
-                             *std_interval(own, bootstrap, confidence, random_state), *tests])
+                             *std_interval(own, bootstrap, confidence, random_state), *ratio, *tests])
     columns = ["lang", "setup", "method", "reference", "category", "level", "n_seeds", "n_runs", "failed",
-               "mean_mcc", "std_mcc", "std_low", "std_high", "p_variance", "p_mean"]
+               "mean_mcc", "std_mcc", "std_low", "std_high", "std_ratio", "std_ratio_low", "std_ratio_high",
+               "p_variance", "p_mean"]
     table = pd.DataFrame(rows, columns=columns).astype({"n_runs": "Int64", "failed": "Int64"})
     n_runs, n_failed = (table[column].to_numpy(float, na_value=np.nan) for column in ("n_runs", "failed"))
     with np.errstate(invalid="ignore", divide="ignore"):

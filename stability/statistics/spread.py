@@ -14,6 +14,13 @@ cell (a category MCC) and method the seeds give
   MCCs often are; the percentile interval is what the project's other bootstrap intervals
   are too. With few seeds the resampled σ are biased low (a resample repeats seeds), so the
   interval is a rough guide to how well σ is known, not a calibrated one;
+- the ratio σ_method / σ_reference with its bootstrap interval: `scipy.stats.bootstrap` over
+  the two independent samples (`paired=False`: each side's seeds resampled with replacement on
+  their own), the percentile interval of the resampled ratios, for the reasons above. The ratio
+  is undefined when the reference's σ is 0 (NaN, interval included); a resample whose reference
+  σ is 0 counts as +∞ (the upper end is ∞ when more than (1 − confidence) / 2 of them are), one
+  with both σ 0 has no ratio and is left out of the percentiles. Being a ratio of two σ each
+  biased low, the interval is as rough a guide as σ's own;
 - the Brown–Forsythe test of equal spread (`scipy.stats.levene(center="median")`: Levene's
   test on absolute deviations from each sample's median, robust to the skewed seed
   distributions a failed run makes);
@@ -61,6 +68,65 @@ def std_interval(values: ArrayLike, n_resamples: int, confidence: float, random_
     result = stats.bootstrap((values,), _std, n_resamples=n_resamples, confidence_level=confidence,
                              method=INTERVAL_METHOD, vectorized=True, random_state=random_state)
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def std_ratio(values: ArrayLike, reference: ArrayLike) -> float:
+    """σ_values / σ_reference (both ddof = 1); NaN below `MIN_SEEDS` seeds on either side or when
+    the reference's σ is 0 (no ratio: 0 / 0 or unbounded)."""
+    values, reference = _scores(values), _scores(reference)
+    if min(len(values), len(reference)) < MIN_SEEDS or _std(reference) == 0:
+        return float("nan")
+    return float(_std(values) / _std(reference))
+
+
+def _ratio(values: np.ndarray, reference: np.ndarray, axis: int = -1) -> np.ndarray:
+    """σ_values / σ_reference along `axis`, vectorised for `scipy.stats.bootstrap`: +∞ where only the
+    reference's σ is 0, NaN where both are."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _std(values, axis) / _std(reference, axis)
+
+
+def _percentile(ratios: np.ndarray, q: float) -> float:
+    """The `q` quantile of the sorted `ratios` by linear interpolation between order statistics
+    (numpy's and `scipy.stats.quantile`'s default), +∞ wherever the interpolation reaches an ∞
+    (their arithmetic gives NaN when it lands exactly on the last finite value before one)."""
+    position = q * (len(ratios) - 1)
+    below = int(np.floor(position))
+    fraction = position - below
+    if fraction == 0 or below + 1 >= len(ratios):
+        return float(ratios[below])
+    low, high = ratios[below], ratios[below + 1]
+    return float("inf") if np.isinf(high) else float(low + fraction * (high - low))
+
+
+def std_ratio_interval(values: ArrayLike, reference: ArrayLike, n_resamples: int, confidence: float,
+                       random_state: int) -> tuple[float, float]:
+    """Percentile bootstrap interval of `std_ratio` at `confidence`: `scipy.stats.bootstrap` with
+    `data=(values, reference)`, `paired=False` (each side's seeds resampled with replacement on
+    their own, `n_resamples` times, seeded with `random_state` as `std_interval` is). NaN where
+    `std_ratio` is (fewer than `MIN_SEEDS` seeds on a side, the reference's σ 0) or without
+    resamples. Resamples in which the reference's σ is 0 count as +∞ (so the upper end may be
+    ∞); those in which both σ are 0 have no ratio and are left out, the percentiles taken over
+    the rest (NaN when none is left). Where no resample is degenerate this is scipy's own
+    percentile interval."""
+    values, reference = _scores(values), _scores(reference)
+    if np.isnan(std_ratio(values, reference)) or n_resamples < 1:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)   # NaN / ∞ resamples: handled below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.bootstrap((values, reference), _ratio, paired=False, n_resamples=n_resamples,
+                                 confidence_level=confidence, method=INTERVAL_METHOD, vectorized=True,
+                                 random_state=random_state)
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    ratios = np.asarray(result.bootstrap_distribution, dtype=float)
+    if not np.isnan(ratios).any() and not np.isinf(ratios).any():
+        return low, high
+    ratios = np.sort(ratios[~np.isnan(ratios)])
+    if len(ratios) == 0:
+        return float("nan"), float("nan")
+    alpha = (1 - confidence) / 2
+    return _percentile(ratios, alpha), _percentile(ratios, 1 - alpha)
 
 
 def _p_value(test, a: ArrayLike, b: ArrayLike, **options) -> float:

@@ -31,6 +31,7 @@ FAILED = {("fr", REFERENCE, 0), ("fr", REFERENCE, 3), ("sv", "trainer-llrd", 5)}
 SPREAD = {("fr", REFERENCE): 0.15, ("fr", "trainer-mosbach"): 0.01, ("fr", "trainer-llrd"): 0.08,
           ("sv", REFERENCE): 0.12, ("sv", "trainer-mosbach"): 0.10, ("sv", "trainer-llrd"): 0.02}
 TEST_COLUMNS = ["p_variance", "p_variance_holm", "p_mean", "p_mean_holm"]
+RATIO_COLUMNS = ["std_ratio", "std_ratio_low", "std_ratio_high"]
 
 
 def write_runs(root: Path, methods: tuple[str, ...] = METHODS, langs: tuple[str, ...] = ("fr", "sv"),
@@ -85,7 +86,8 @@ def test_columns_rows_and_the_reference_rows(report):
     table = read(report, "stabilizers.csv")
     assert list(table.columns) == ["lang", "setup", "method", "reference", "category", "level", "n_seeds", "n_runs",
                                    "failed", "failed_rate", "failed_low", "failed_high", "mean_mcc", "std_mcc",
-                                   "std_low", "std_high", "p_variance", "p_variance_holm", "p_mean", "p_mean_holm"]
+                                   "std_low", "std_high", "std_ratio", "std_ratio_low", "std_ratio_high",
+                                   "p_variance", "p_variance_holm", "p_mean", "p_mean_holm"]
     assert len(table) == 2 * 3 * (1 + 4 + 33)
     assert (table["reference"] == REFERENCE).all()
     fr = table[table["lang"] == "fr"]
@@ -93,8 +95,8 @@ def test_columns_rows_and_the_reference_rows(report):
     assert list(fr["category"][:5]) == ["overall", *COARSE_CATEGORIES]
     assert list(fr["level"][:6]) == ["all", "coarse", "coarse", "coarse", "coarse", "fine"]
     own = table[table["method"] == REFERENCE]
-    assert own[TEST_COLUMNS].isna().all().all()
-    assert table.loc[table["method"] != REFERENCE, TEST_COLUMNS].notna().all().all()
+    assert own[TEST_COLUMNS + RATIO_COLUMNS].isna().all().all()
+    assert table.loc[table["method"] != REFERENCE, TEST_COLUMNS + RATIO_COLUMNS].notna().all().all()
     assert (table["n_seeds"] == SEEDS).all()   # failed runs kept: exclude_failed=false
 
 
@@ -117,6 +119,52 @@ def test_sigma_mean_and_their_interval_equal_numpy_and_scipy_bootstrap(report):
                                confidence_level=0.95, method="percentile", vectorized=True,
                                random_state=3).confidence_interval
     assert (row.std_low, row.std_high) == pytest.approx((interval.low, interval.high), abs=1e-12)
+
+
+def _ratio(a, b, axis):
+    with np.errstate(divide="ignore", invalid="ignore"):   # a resample repeating one reference seed: σ 0, ratio ∞
+        return np.std(a, ddof=1, axis=axis) / np.std(b, ddof=1, axis=axis)
+
+
+def test_sigma_ratio_and_its_interval_equal_numpy_and_scipy_bootstrap(report):
+    table = read(report, "stabilizers.csv")
+    compared = table[table["method"] != table["reference"]]
+    for row in compared.itertuples():
+        method, reference = (seeds(report, row.lang, name, row.category) for name in (row.method, REFERENCE))
+        assert row.std_ratio == pytest.approx(np.std(method, ddof=1) / np.std(reference, ddof=1), abs=1e-12)
+        reference_std = table[(table["lang"] == row.lang) & (table["method"] == REFERENCE)
+                              & (table["category"] == row.category)]["std_mcc"].iloc[0]
+        assert row.std_ratio == pytest.approx(row.std_mcc / reference_std, abs=1e-12)
+        assert row.std_ratio_low <= row.std_ratio <= row.std_ratio_high
+    # with the table's bootstrap count, confidence and seed, scipy's interval over the two independent samples
+    for lang, method, category in (("sv", "trainer-llrd", "Logic"), ("fr", "trainer-mosbach", "overall")):
+        row = compared[(compared["lang"] == lang) & (compared["method"] == method)
+                       & (compared["category"] == category)].iloc[0]
+        values, reference = (seeds(report, lang, name, category) for name in (method, REFERENCE))
+        with np.errstate(invalid="ignore"):   # scipy's standard error of resampled ratios with an ∞
+            interval = stats.bootstrap((values, reference), _ratio, paired=False, n_resamples=BOOT,
+                                       confidence_level=0.95, method="percentile", vectorized=True,
+                                       random_state=3).confidence_interval
+        assert (row.std_ratio_low, row.std_ratio_high) == pytest.approx((interval.low, interval.high), abs=1e-12)
+    # fr: mosbach's seeds were drawn with σ 0.01 against the reference's 0.15 (two failed runs at 0 widen it more)
+    overall = compared[(compared["lang"] == "fr") & (compared["method"] == "trainer-mosbach")
+                       & (compared["category"] == "overall")].iloc[0]
+    assert overall.std_ratio_high < 1
+
+
+def test_the_ratio_column_in_report_md(report):
+    text = (report / "report.md").read_text()
+    section = text[text.index("## Which method stabilises what"):]
+    assert "| σ / σ ref [95% CI] |" in section
+    fr_table = section[section.index("**fr · rte**"):section.index("**sv · rte**")]
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in fr_table.splitlines() if line.startswith("| trainer")}
+    table = read(report, "stabilizers.csv")
+    row = table[(table["lang"] == "fr") & (table["method"] == "trainer-mosbach") & (table["category"] == "overall")]
+    row = row.iloc[0]
+    assert f" | {row.std_ratio:.2f} [{row.std_ratio_low:.2f}, {row.std_ratio_high:.2f}] | " in rows["trainer-mosbach"]
+    assert f"| {REFERENCE} (reference) | 6 | 2 of 6 |" in section
+    reference_row = next(line for line in fr_table.splitlines() if line.startswith(f"| {REFERENCE}"))
+    assert reference_row.split(" | ")[5] == "–"
 
 
 def test_tests_equal_levene_welch_and_holm_over_every_compared_cell(report):
@@ -224,6 +272,9 @@ def test_exclude_failed_leaves_failed_runs_out_of_sigma_not_out_of_the_rate(tmp_
     kept = seeds(out, "fr", REFERENCE, "overall")[[1, 2, 4, 5]]   # results.csv keeps every run
     assert reference["std_mcc"] == pytest.approx(np.std(kept, ddof=1), abs=1e-12)
     assert np.isnan(reference["std_low"])   # bootstrap=0: no interval
+    method = table[(table["method"] == "trainer-mosbach") & (table["category"] == "overall")].iloc[0]
+    assert method["std_ratio"] == pytest.approx(method["std_mcc"] / reference["std_mcc"], abs=1e-12)
+    assert np.isnan(method["std_ratio_low"]) and np.isnan(method["std_ratio_high"])   # nor for the ratio
 
 
 def test_tidy_csv_input_aso_and_no_failed_verdicts(tmp_path):
@@ -259,3 +310,5 @@ def test_a_method_whose_every_run_failed_is_not_called_steadier(tmp_path, monkey
     row = next(line for line in (tmp_path / "report" / "report.md").read_text(encoding="utf-8").splitlines()
                if line.startswith("| trainer-mosbach"))
     assert "every run failed" in row and "↓" not in row
+    assert row.split(" | ")[5] == "–"   # nor a σ ratio of 0 (stabilizers.csv keeps it)
+    assert overall["std_ratio"] == 0

@@ -1,6 +1,6 @@
 """`## Which method stabilises what`: per (lang, setup), every variant (a stabilisation method)
-against the reference method (`reference=`): failed-run rate, σ and mean of MCC over seeds, and
-which categories' σ differs from the reference's (`stability.report.stabilizers`)."""
+against the reference method (`reference=`): failed-run rate, σ and mean of MCC over seeds, σ's
+ratio to the reference's, and which categories' σ differs from the reference's (`stability.report.stabilizers`)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -38,13 +38,16 @@ def build(context: Context) -> Built | None:
               else "Failed runs count in σ and the mean (`exclude_failed=true` leaves them out).")
     text = (f"## Which method stabilises what\n\nPer (language, setup), each method (a variant, named by the items that "
             f"set it apart from the others; `{FILE}` has the whole variant) against the reference {_shown(options.reference)} (`reference=`): failed runs, the failed rate with its {level} "
-            f"Wilson interval, σ of the overall MCC over seeds with its {level} bootstrap interval, and the mean. "
+            f"Wilson interval, σ of the overall MCC over seeds with its {level} bootstrap interval, its ratio to the "
+            f"reference's σ (σ / σ ref) with its {level} bootstrap interval (∞: the reference's resampled σ "
+            f"can be 0), and the mean. "
             f"*σ differs*: the cells (overall, coarse, fine categories) whose σ differs from the reference's "
             f"(Brown–Forsythe, Holm over all {tested} compared cells, p < {alpha:g}), ↓ steadier, ↑ less steady. "
             f"{failed} Every cell, with Welch's test of the means, in `{FILE}`. {dominance.note}\n\n")
     for (lang, setup), part in stats.groupby(["lang", "setup"], sort=False):
         text += f"**{lang} · {setup}**\n\n" + table(
-            ["method", "seeds", "failed", f"failed rate [{level} CI]", f"σ overall [{level} CI]", "mean overall",
+            ["method", "seeds", "failed", f"failed rate [{level} CI]", f"σ overall [{level} CI]",
+             f"σ / σ ref [{level} CI]", "mean overall",
              f"σ differs (Holm p < {alpha:g})"], _rows(part, alpha)) + "\n"
     text += _notes(pairs)
     if drawn:
@@ -63,13 +66,22 @@ def _rows(part: pd.DataFrame, alpha: float) -> list[list]:
         rate = ("–" if pd.isna(first.failed_rate)
                 else f"{num(first.failed_rate, 2)} [{num(first.failed_low, 2)}, {num(first.failed_high, 2)}]")
         spread = (f"{num(first.std_mcc)} [{num(first.std_low)}, {num(first.std_high)}]" if not overall.empty else "–")
+        ratio = ("–" if overall.empty or is_reference or all_failed(first) or pd.isna(first.std_ratio)
+                 else _ratio(first.std_ratio)
+                 + ("" if pd.isna(first.std_ratio_low)   # bootstrap=0: no interval
+                    else f" [{_ratio(first.std_ratio_low)}, {_ratio(first.std_ratio_high)}]"))
         mean = num(first.mean_mcc) if not overall.empty else "–"
         rows.append([labels[method] + (" (reference)" if is_reference else ""),
-                     int(first.n_seeds), failed, rate, spread, mean,
+                     int(first.n_seeds), failed, rate, spread, ratio, mean,
                      "reference" if is_reference else
                      "– (every run failed: a σ of failed runs is no stability)" if all_failed(first) else
                      _differs(cells, part, alpha)])
     return rows
+
+
+def _ratio(value: float) -> str:
+    """A σ ratio with two decimals, ∞ for an unbounded upper end, – where undefined."""
+    return "∞" if value == float("inf") else num(value, 2)
 
 
 def _differs(cells: pd.DataFrame, part: pd.DataFrame, alpha: float) -> str:
