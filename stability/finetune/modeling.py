@@ -96,7 +96,7 @@ def save_weights(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, fol
         tokenizer.save_pretrained(tmp)
 
 
-def _wordpiece_vocab(texts: list[str], vocab_size: int) -> dict[str, int]:
+def wordpiece_vocab(texts: list[str], vocab_size: int) -> dict[str, int]:
     """A deterministic WordPiece vocabulary: characters, then frequent words and word pieces.
 
     The `tokenizers` trainer breaks frequency ties in hash order, so the same text can give
@@ -129,7 +129,7 @@ def _tiny_tokenizer(texts: list[str], vocab_size: int, cache_dir: Path) -> PreTr
     if path.is_file():
         backend = Tokenizer.from_file(str(path))
     else:
-        vocab = _wordpiece_vocab(texts, vocab_size)
+        vocab = wordpiece_vocab(texts, vocab_size)
         backend = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
         backend.normalizer = normalizers.BertNormalizer(lowercase=False)
         backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
