@@ -2,7 +2,7 @@
 
 Takes the overrides of `nli-stability train` (presets, sweeps, `a..b` ranges), expands them
 exactly as Hydra would, and lists the runs per (lang, setup) with their training examples;
-given one run's measured training throughput, it adds the GPU-hours.
+given a device's measured training throughput (`plan.samples_per_second`), it adds the GPU-hours.
 
     nli-stability plan experiment=mnli_size plan.samples_per_second=17
     nli-stability plan experiment=baseline seed=0..1 plan.json=true
@@ -28,9 +28,10 @@ from stability.sweep.sizes import COUNTED, train_size
 from stability.sweep.table import text_table
 
 SECONDS_PER_HOUR = 3600
-THROUGHPUT_HINT = ("one run's training throughput on one device; measure it with "
-                   "benchmarks/train_throughput.py (all-MiniLM-L6 trains at ~17 samples/s on 2 CPU cores, "
-                   "batch 4)")
+THROUGHPUT_HINT = ("training examples per second on one device; measure it with "
+                   "benchmarks/packed_sweep.py on a GPU (an H100 trains mBERT at batch 4 at ~250 with 4 runs "
+                   "packed) or benchmarks/train_throughput.py (all-MiniLM-L6 trains at ~17 samples/s on 2 CPU "
+                   "cores, batch 4)")
 
 
 @dataclass(frozen=True)
