@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -114,13 +115,16 @@ def _sweep_command(args: argparse.Namespace, model: Path, out: Path, precision: 
             f"hydra.launcher.jobs_per_device={jobs}"]
 
 
-def _run(command: list[str], env: dict[str, str], log: Path) -> float:
-    """Run `command` to its end; its wall time (its output goes to `log`; a failure exits)."""
+def run_logged(command: list[str], env: dict[str, str], log: Path) -> float:
+    """Run `command` to its end with `env`, the command line and then its output in `log`; its
+    wall time in seconds. A failure exits with the end of the log."""
     started = time.perf_counter()
     with log.open("w") as handle:
+        handle.write(shlex.join(command) + "\n\n")
+        handle.flush()
         done = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT)
     if done.returncode != 0:
-        sys.exit(f"error: the sweep in {log.parent} failed (exit {done.returncode}); the end of {log}:\n"
+        sys.exit(f"error: {shlex.join(command[1:3])} failed (exit {done.returncode}); the end of {log}:\n"
                  + "\n".join(log.read_text().splitlines()[-30:]))
     return time.perf_counter() - started
 
@@ -129,7 +133,7 @@ def measure(args: argparse.Namespace, model: Path, work: Path, env: dict[str, st
             jobs: int) -> Sweep:
     """Time one sweep of `args.runs` seeds packed `jobs` at a time; read back its records."""
     out = work / f"{precision}-k{jobs}"
-    wall = _run(_sweep_command(args, model, out, precision, f"0..{args.runs - 1}", jobs), env,
+    wall = run_logged(_sweep_command(args, model, out, precision, f"0..{args.runs - 1}", jobs), env,
                 work / f"{precision}-k{jobs}.log")
     records = [run.read_record() for run in iter_runs(out)]
     examples = [r.n_train * r.epochs_trained for r in records]
@@ -217,7 +221,7 @@ def main() -> None:
               f"{mean_tokens:.1f} tokens per training pair; "
               f"lang={args.lang} samples={args.samples} epochs={args.epochs} batch_size={args.batch_size} "
               f"runs per sweep={args.runs}", flush=True)
-        _run(_sweep_command(args, work / "model", work / "warmup", args.precisions[0], "0", 1), env,
+        run_logged(_sweep_command(args, work / "model", work / "warmup", args.precisions[0], "0", 1), env,
              work / "warmup.log")
         sweeps, checks = [], []
         # alone first (the reference of the check), then the widest packing: a sweep cut short

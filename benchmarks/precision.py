@@ -79,12 +79,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -95,26 +92,13 @@ from stability.core.runrecord import RunDir, RunRecord, iter_runs
 from stability.core.taxonomy import COARSE_CATEGORIES
 
 import vs_trainer  # beside this file: the offline all-MiniLM-L6-v2 folder
-from packed_sweep import prediction_difference, predictions_by_seed  # beside this file too
+from packed_sweep import prediction_difference, predictions_by_seed, run_logged  # beside this file too
 
 PRECISIONS = ("no", "bf16")          # A (the reference) and B of the comparison
 LABELS = {"no": "float32", "bf16": "bf16"}
 OVERALL = "overall"                  # the report's all-items category (level `all`)
 ALL_ITEMS = "all items"
 ENV = {"TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error", "PYTHONUNBUFFERED": "1"}
-
-
-def _run(command: list[str], log: Path) -> float:
-    """Run `command` to its end with its output in `log`; its wall time in seconds."""
-    started = time.perf_counter()
-    with log.open("w") as handle:
-        handle.write(shlex.join(command) + "\n\n")
-        handle.flush()
-        done = subprocess.run(command, env={**os.environ, **ENV}, stdout=handle, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
-        sys.exit(f"error: {shlex.join(command[1:3])} failed (exit {done.returncode}); the end of {log}:\n"
-                 + "\n".join(log.read_text().splitlines()[-30:]))
-    return time.perf_counter() - started
 
 
 def train_overrides(args: argparse.Namespace, runs: Path) -> list[str]:
@@ -226,14 +210,23 @@ def speed(records: dict[str, list[RunRecord]]) -> tuple[dict[str, tuple[float, f
     return seconds, seconds["no"][0] / seconds["bf16"][0]
 
 
-def comparison_rows(report: Path, lang: str, setup: str, variants: dict[str, str]) -> list[list[str]]:
-    """One row per coarse category, then all items, from the report's CSVs."""
-    stab = pd.read_csv(report / "stabilizers.csv", keep_default_na=False, na_values=[""])
+def _read(path: Path) -> pd.DataFrame:
+    """A report CSV, its empty cells NaN and nothing else (a category named "NA" stays a name)."""
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def stabilizer_rows(report: Path, lang: str, setup: str, variants: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Each precision's rows of the report's stabilizers.csv, by category."""
+    stab = _read(report / "stabilizers.csv")
     stab = stab[(stab["lang"] == lang) & (stab["setup"] == setup)]
-    sides = {p: stab[stab["method"] == variants[p]].set_index("category") for p in PRECISIONS}
-    tests = pd.read_csv(report / "delta_tests.csv", keep_default_na=False, na_values=[""])
+    return {p: stab[stab["method"] == variants[p]].set_index("category") for p in PRECISIONS}
+
+
+def comparison_rows(report: Path, lang: str, sides: dict[str, pd.DataFrame]) -> list[list[str]]:
+    """One row per coarse category, then all items, from the report's CSVs (`sides`: stabilizers.csv's)."""
+    tests = _read(report / "delta_tests.csv")
     tests = tests[(tests["lang"] == lang) & (tests["level"] == "coarse")].set_index("category")
-    overall = pd.read_csv(report / "bootstrap_deltas.csv", keep_default_na=False, na_values=[""])
+    overall = _read(report / "bootstrap_deltas.csv")
     overall = overall[(overall["lang"] == lang) & (overall["category"] == OVERALL)].set_index("category")
     rows = []
     for category, delta in [*((c, tests) for c in COARSE_CATEGORIES), (OVERALL, overall)]:
@@ -251,12 +244,10 @@ def comparison_rows(report: Path, lang: str, setup: str, variants: dict[str, str
     return rows
 
 
-def failed_line(report: Path, lang: str, setup: str, variants: dict[str, str]) -> str:
-    stab = pd.read_csv(report / "stabilizers.csv", keep_default_na=False, na_values=[""])
+def failed_line(sides: dict[str, pd.DataFrame]) -> str:
     parts = []
     for p in PRECISIONS:
-        rows = stab[(stab["lang"] == lang) & (stab["setup"] == setup) & (stab["method"] == variants[p])]
-        first = rows.iloc[0]
+        first = sides[p].iloc[0]
         parts.append(f"{LABELS[p]} {first.failed} of {first.n_runs}" if not pd.isna(first.failed)
                      else f"{LABELS[p]} –")
     return "failed runs (the report's verdict): " + ", ".join(parts)
@@ -305,7 +296,8 @@ def main() -> None:
           f"batch_size={args.batch_size} lr={args.learning_rate} jobs_per_device={args.jobs_per_device} "
           f"load={os.getloadavg()[0]:.2f}", flush=True)
 
-    train_wall = _run(train_command(args, runs), work / "train.log")
+    env = {**os.environ, **ENV}
+    train_wall = run_logged(train_command(args, runs), env, work / "train.log")
     records = read_runs(runs)
     lang, setup = records["no"][0].lang, records["no"][0].setup
     variants = {p: records[p][0].variant for p in PRECISIONS}
@@ -315,7 +307,8 @@ def main() -> None:
     for p in PRECISIONS:
         print(f"  {LABELS[p]}: {lang}/{setup}/{variants[p] or '(as configured)'}, seeds "
               f"{sorted(r.seed for r in records[p])}")
-    report_wall = _run(report_command(runs, report, setup, variants, args.aso_iterations), work / "report.log")
+    report_wall = run_logged(report_command(runs, report, setup, variants, args.aso_iterations), env,
+                             work / "report.log")
     print(f"report: {report_wall:.1f} s (log: {work / 'report.log'})\n", flush=True)
 
     seconds, ratio = speed(records)
@@ -323,10 +316,11 @@ def main() -> None:
           + ", ".join(f"{LABELS[p]} {seconds[p][0]:.2f} ± {_num(seconds[p][1], 2)} s" for p in PRECISIONS)
           + f"; ratio float32/bf16 {ratio:.2f} (> 1: bf16 faster)")
     print(same_seed_line(runs))
-    print(failed_line(report, lang, setup, variants) + "\n")
+    sides = stabilizer_rows(report, lang, setup, variants)
+    print(failed_line(sides) + "\n")
     header = ["category", "items", "float32 MCC", "bf16 MCC", "ΔMCC bf16 − float32 [95% CI]", "p Holm",
               "σ ratio bf16/float32 [95% CI]", "p σ Holm", "ε_min bf16 over float32", "ε_min float32 over bf16"]
-    print(markdown_table(header, comparison_rows(report, lang, setup, variants)))
+    print(markdown_table(header, comparison_rows(report, lang, sides)))
     print("\nMCC: mean ± σ over seeds; ΔMCC and p Holm: delta_tests.csv (bootstrap, Holm over every fine and coarse "
           "category; all items: bootstrap_deltas.csv, not in the family); σ ratio (bootstrap of each precision's "
           "seeds; ∞: float32's resampled σ can be 0), p σ Holm (Brown–Forsythe) and ε_min: stabilizers.csv.")

@@ -77,7 +77,7 @@ from stability.finetune.batching import collate, epoch_batches
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.loop import to_device, train
 from stability.finetune.modeling import build_model, load_tokenizer
-from stability.finetune.precision import forget_previous_precision
+from stability.finetune.precision import cpu_bf16_instructions, forget_previous_precision
 from stability.finetune.optimizers import adamw
 
 STATIC_LENGTH = 256
@@ -187,13 +187,6 @@ def _report(label: str, timed: Pass, parameters: int, peak: float) -> None:
           flush=True)
 
 
-def _cpu_bf16_hardware() -> str:
-    """Whether the CPU has bf16 instructions (avx512_bf16, AMX), as torch sees them."""
-    found = [name for name, probe in (("avx512_bf16", "_is_avx512_bf16_supported"), ("amx", "_is_amx_tile_supported"))
-             if getattr(torch.cpu, probe, lambda: False)()]
-    return ", ".join(found) or "none"
-
-
 def _compiled(initial, device: torch.device):
     """A copy of `initial` on `device` under `torch.compile(dynamic=True)`, compiled at its first call."""
     torch.compiler.reset()  # each precision's compile from scratch, as in a fresh process
@@ -265,7 +258,7 @@ def main() -> None:
     pad_id = int(tokenizer.pad_token_id)
     initial = build_model(settings.model, tokenizer, seed_init=0)
     lengths = split.lengths
-    hardware = (f"cpu bf16 instructions: {_cpu_bf16_hardware()}" if device.type == "cpu" else
+    hardware = (f"cpu bf16 instructions: {', '.join(cpu_bf16_instructions()) or 'none'}" if device.type == "cpu" else
                 f"{torch.cuda.get_device_name(device)}, float32 matmul precision "
                 f"{torch.get_float32_matmul_precision()}")
     print(f"model={settings.model.name} lang={args.lang} examples={len(split)} batch_size={args.batch_size} "

@@ -30,7 +30,8 @@ sides run slower than in fp32.
 
 Prints, per seed and in total, both process wall times (start to exit, imports included),
 the ratio Trainer / ours (>= 1.0: ours is faster or equal) and both best validation accuracies;
-per seed also the precision each side ran in, as its accelerate state reports it (fp32 or bf16).
+per seed also the precision each side ran in (float32 or bf16): ours as its run record says, Trainer
+as its accelerator reports it.
 `--profile DIR` also writes a cProfile of each process (DIR/<side>-seed<k>.prof) and prints
 its top entries.
 """
@@ -68,13 +69,7 @@ def _overrides(args: argparse.Namespace, seed: int, cache_dir: Path) -> list[str
     return overrides
 
 
-def _precision(mixed_precision: str) -> str:
-    """accelerate's mixed_precision as printed: "no" is fp32."""
-    return "fp32" if mixed_precision == "no" else mixed_precision
-
-
 def _run_ours(args: argparse.Namespace, seed: int, work: Path) -> dict:
-    from accelerate.state import AcceleratorState
     from stability.core.config import compose_config
     from stability.core.schemas.train import train_settings
     from stability.finetune.run import run_one
@@ -86,7 +81,7 @@ def _run_ours(args: argparse.Namespace, seed: int, work: Path) -> dict:
             "diagnostic_mcc": record.overall_mcc,
             "n_train": record.n_train, "train_seconds": record.timings["train_seconds"],
             "work_seconds": time.perf_counter() - started, "device": record.device,
-            "precision": _precision(AcceleratorState().mixed_precision)}
+            "precision": record.precision}
 
 
 def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
@@ -103,6 +98,7 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
 
     from stability.core.config import compose_config
     from stability.core.metrics import mcc
+    from stability.core.runrecord import PRECISIONS
     from stability.core.schemas.train import train_settings
     from stability.data.loading import load_run_data
 
@@ -153,7 +149,7 @@ def _run_trainer(args: argparse.Namespace, seed: int, work: Path) -> dict:
             "diagnostic_mcc": mcc(prediction.label_ids.tolist(), predicted.tolist()) or 0.0,
             "n_train": len(train), "train_seconds": train_seconds,
             "work_seconds": time.perf_counter() - started, "device": str(trainer.args.device),
-            "precision": _precision(trainer.accelerator.mixed_precision)}
+            "precision": PRECISIONS[trainer.accelerator.mixed_precision]}
 
 
 def _child(args: argparse.Namespace) -> None:

@@ -14,11 +14,13 @@ import torch
 
 from stability.core.runrecord import PRECISIONS
 from stability.core.schemas.trainer import AUTO_PRECISION
+from stability.finetune.distributed import launch_world_size
 
 log = logging.getLogger(__name__)
 
 BF16_CUDA_CAPABILITY = (8, 0)
-_CPU_BF16_CHECKS = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+# the CPU's bf16 instructions, by the `torch.cpu` probe that finds each
+_CPU_BF16_CHECKS = {"avx512_bf16": "_is_avx512_bf16_supported", "amx": "_is_amx_tile_supported"}
 
 
 def run_device(cpu: bool) -> torch.device:
@@ -40,18 +42,25 @@ def forget_previous_precision() -> None:
     it, but a sweep runs many jobs in one process (Hydra's basic launcher; the reused joblib
     workers of `local_gpus`), so `trainer.mixed_precision=no,bf16` failed at its first job of
     the other precision. accelerate has no public reset; `_reset_state` is what its own tests
-    call. The PartialState (device, process group) is kept. Only for a single-process run: the
-    processes of `accelerate launch` run one job each."""
+    call. The PartialState (device, process group) is kept. Nothing is reset in a process of
+    `accelerate launch`: those run one job each, and their state holds the process group."""
+    if launch_world_size() > 1:
+        return
     from accelerate.state import AcceleratorState
 
     AcceleratorState._reset_state()
 
 
+def cpu_bf16_instructions() -> list[str]:
+    """This CPU's bf16 instructions among AVX512-BF16 and AMX. torch tells only through private
+    functions of `torch.cpu`, which a release may rename or drop: a missing one counts as no, so
+    `auto` then trains in float32 rather than failing."""
+    return [name for name, probe in _CPU_BF16_CHECKS.items() if getattr(torch.cpu, probe, lambda: False)()]
+
+
 def cpu_bf16_supported() -> bool:
-    """Whether this CPU has AVX512-BF16 or AMX. torch tells only through private functions of
-    `torch.cpu`, which a release may rename or drop: a missing one counts as no, so `auto` then
-    trains in float32 rather than failing."""
-    return any(getattr(torch.cpu, name, lambda: False)() for name in _CPU_BF16_CHECKS)
+    """Whether this CPU has AVX512-BF16 or AMX (`cpu_bf16_instructions`)."""
+    return bool(cpu_bf16_instructions())
 
 
 def bf16_supported(device: torch.device) -> bool:

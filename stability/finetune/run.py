@@ -22,7 +22,7 @@ from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
 from stability.data.inputs import run_inputs
 from stability.data.loading import load_run_datasets
-from stability.finetune.distributed import cpu_only_distributed, launch_world_size
+from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.dynamics import DynamicsRecorder, DynamicsWriter
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.loop import (
@@ -78,8 +78,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     save_model = settings.trainer.save_model
     started = time.perf_counter()
     cpu = cpu_only_distributed()
-    if launch_world_size() < 2:
-        forget_previous_precision()
+    forget_previous_precision()
     mixed_precision = resolve_mixed_precision(settings.trainer.mixed_precision, run_device(cpu))
     accelerator = Accelerator(mixed_precision=mixed_precision, cpu=cpu)
     main = accelerator.is_main_process
