@@ -1,9 +1,12 @@
 """The import direction the package docstrings promise: commands → jobs → core, never back up;
-`annotators` builds on `stability`, never the other way."""
+`annotators` builds on `stability`, never the other way; and no file imports, however indirectly,
+a file that imports it (a circle inside one package breaks no layer, so it is checked by file)."""
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,60 @@ def test_the_readme_table_names_real_files():
     named = [path for package, _, _ in _readme_table() for path in re.findall(r"`([A-Za-z_./]+)`", package)
              if "/" in path]
     assert named and all((REPO / path).exists() for path in named), [p for p in named if not (REPO / p).exists()]
+
+
+def _module_imports(path: Path, root: Path) -> list[tuple[str, ...]]:
+    """Every import in `path`, wherever it stands (a function's body, under TYPE_CHECKING), as the
+    modules it may name, most specific first: `from a import b` names a.b where b is a module, else a."""
+    module = ".".join(path.relative_to(root).with_suffix("").parts)
+    package = module.removesuffix(".__init__") if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    names: list[tuple[str, ...]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend((alias.name,) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            names.extend((f"{base}.{alias.name}", base) for alias in node.names)
+    return names
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """File → the project files it imports, for every .py file of the project's packages under `root`."""
+    files = {".".join(path.relative_to(root).with_suffix("").parts): path
+             for package in PROJECT if (root / package.replace(".", "/")).is_dir()
+             for path in (root / package.replace(".", "/")).rglob("*.py")}
+
+    def file_of(candidates: tuple[str, ...]) -> str | None:
+        return next((key for name in candidates for key in (name, f"{name}.__init__") if key in files), None)
+
+    return {module: {target for candidates in _module_imports(path, root)
+                     if (target := file_of(candidates)) is not None and target != module}
+            for module, path in files.items()}
+
+
+def assert_no_import_circle(root: Path) -> None:
+    try:
+        graphlib.TopologicalSorter(import_graph(root)).prepare()
+    except graphlib.CycleError as circle:
+        raise AssertionError(f"import circle: {' -> '.join(circle.args[1])}: move what both need to the "
+                             "module below them") from None
+
+
+def test_no_file_imports_itself_through_others():
+    assert_no_import_circle(REPO)
+
+
+def test_a_planted_circle_fails(tmp_path):
+    """The check above can fail: dynamics.py importing loop.py, which imports it, is found in a copy."""
+    for package in ("stability", "annotators", "probing", "hydra_plugins"):
+        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert_no_import_circle(tmp_path)
+    dynamics = tmp_path / "stability" / "finetune" / "dynamics.py"
+    dynamics.write_text(dynamics.read_text(encoding="utf-8") + "\n\ndef _planted():\n"
+                        "    from .loop import train\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match=r"stability\.finetune\.(dynamics|loop) -> stability\.finetune\."):
+        assert_no_import_circle(tmp_path)
+    assert {"stability.finetune.loop"} <= import_graph(tmp_path)["stability.finetune.dynamics"]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 ENTAILMENT = 0
 NOT_ENTAILMENT = 1
 LABEL_NAMES = ("entailment", "not_entailment")
@@ -17,6 +19,11 @@ _LABEL_VALUES: dict[str, int] = {
     "neutral": NOT_ENTAILMENT,
     "contradiction": NOT_ENTAILMENT,
 }
+
+
+def labels_from_probability(prob_entailment: np.ndarray) -> np.ndarray:
+    """Label ENTAILMENT (0) when it is the more probable class, NOT_ENTAILMENT (1) otherwise."""
+    return np.where(prob_entailment >= 0.5, ENTAILMENT, NOT_ENTAILMENT)
 
 
 def parse_label(value: object) -> int | None:

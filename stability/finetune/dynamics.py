@@ -19,10 +19,9 @@ import torch
 from accelerate import Accelerator
 
 from stability.core.metrics import score_diagnostic
-from stability.core.records import Example
+from stability.core.records import Example, labels_from_probability
 from stability.core.runrecord import DYNAMICS_SPLITS, RunDir
 from stability.finetune.encoding import EncodedSplit
-from stability.finetune.loop import labels_from_probability
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class DynamicsRecorder:
 
 
 def predicted_labels(prob_entailment: np.ndarray) -> np.ndarray:
-    """The run's labels (`loop.labels_from_probability`), -1 where nothing was predicted (NaN): what
+    """The run's labels (`records.labels_from_probability`), -1 where nothing was predicted (NaN): what
     the float32 probabilities say, before they are stored as float16."""
     return np.where(np.isnan(prob_entailment), -1, labels_from_probability(prob_entailment)).astype(np.int8)
 

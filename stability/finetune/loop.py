@@ -21,6 +21,7 @@ from stability.core.atomic import atomic_path
 from stability.core.errors import UserError
 from stability.core.metrics import accuracy
 from stability.core.progress import progress
+from stability.core.records import labels_from_probability
 from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import collate, epoch_batches, eval_batches
 from stability.finetune.encoding import EncodedSplit
@@ -93,11 +94,6 @@ def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, 
     for index, prob in pieces:
         out[index] = prob
     return out
-
-
-def labels_from_probability(prob_entailment: np.ndarray) -> np.ndarray:
-    """Label 0 (entailment) when it is the more probable class."""
-    return np.where(prob_entailment >= 0.5, 0, 1)
 
 
 def _process_slice(indices: np.ndarray, accelerator: Accelerator) -> np.ndarray:

@@ -17,6 +17,7 @@ from stability.core.errors import UserError
 from stability.core.identity import group_choices
 from stability.core.jobrecord import utc_now
 from stability.core.runmatch import OTHER, SAME, judge
+from stability.core.records import labels_from_probability
 from stability.core.runrecord import PRECISIONS, Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
@@ -25,11 +26,7 @@ from stability.data.loading import load_run_datasets
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.dynamics import DynamicsRecorder, DynamicsWriter
 from stability.finetune.encoding import EncodedSplit, encode
-from stability.finetune.loop import (
-    labels_from_probability,
-    predict_entailment_probability,
-    train,
-)
+from stability.finetune.loop import predict_entailment_probability, train
 from stability.finetune.modeling import build_model, load_tokenizer, save_weights
 from stability.finetune.precision import forget_previous_precision, resolve_mixed_precision, run_device
 from stability.tracking.trackers import make_tracker

@@ -2,10 +2,11 @@
 
 A lexicon is a list of entries. An entry is a plain string (one form, no features) or a
 mapping from a feature bundle to a form, e.g. {MASC.SG: ravi, FEM.SG: ravie}; a Russian
-lexicon may instead list lemmas whose forms pymorphy3 generates (`russian.py`). The
-dimensions an entry has with one value in every form are its *inherent* features (a name's
-GENDER, a noun's STARTSWITH): agreement and switches read those. Entry i of a lexicon means
-the same in every language, which is what aligns generated items across languages.
+lexicon may instead list lemmas whose forms pymorphy3 generates (`russian.py`); `suites.py`
+reads either kind. The dimensions an entry has with one value in every form are its
+*inherent* features (a name's GENDER, a noun's STARTSWITH): agreement and switches read
+those. Entry i of a lexicon means the same in every language, which is what aligns
+generated items across languages.
 """
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def make_entry(index: int, forms: list[tuple[dict[str, str], str]], schema: Feat
     return Entry(index=index, forms=full, inherent=inherent, lemma=lemma)
 
 
-def _written_entry(index: int, value: object, schema: FeatureSchema, where: str) -> Entry:
+def written_entry(index: int, value: object, schema: FeatureSchema, where: str) -> Entry:
+    """Entry `index` as the lexicon writes it: a plain form, or a mapping FEATURES: form."""
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return make_entry(index, [({}, str(value))], schema)
     if isinstance(value, dict) and value:
@@ -95,17 +97,3 @@ def _written_entry(index: int, value: object, schema: FeatureSchema, where: str)
         return make_entry(index, forms, schema)
     raise UserError(f"entry {index} is neither a string nor a mapping FEATURES: form", path=where,
                     fix="write a plain string, or e.g. {MASC.SG: ravi, FEM.SG: ravie}")
-
-
-def read_lexicon(name: str, spec: object, schema: FeatureSchema, where: str) -> Lexicon:
-    """A lexicon from its YAML value: a list of entries, or {pymorphy3: ..., lemmas: [...]}."""
-    if isinstance(spec, dict) and "pymorphy3" in spec:
-        from stability.templates.russian import inflected_entries
-
-        entries = inflected_entries(spec, schema, where)
-    elif isinstance(spec, list) and spec:
-        entries = [_written_entry(i, value, schema, where) for i, value in enumerate(spec)]
-    else:
-        raise UserError(f"lexicon '{name}' must be a non-empty list of entries or a pymorphy3 "
-                        "lemma list", path=where, fix="see the 'Test suites' section of the README")
-    return Lexicon(tuple(entries), frozenset(schema.computed))

@@ -25,7 +25,8 @@ from stability.core.schemas.checks import items_per_template
 from stability.core.taxonomy import COARSE_FIELDS, COARSE_OF, FINE_CATEGORIES
 from stability.templates.engine import Item, Template, expand
 from stability.templates.features import FeatureSchema
-from stability.templates.lexicon import Lexicon, read_lexicon
+from stability.templates.lexicon import Lexicon, written_entry
+from stability.templates.russian import inflected_entries
 from stability.templates.syntax import SLOT, parse_text
 
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -99,6 +100,19 @@ def build_resources(data: dict, path: object, base: Resources | None = None) -> 
         lexicons[name] = read_lexicon(name, entries, schema, _where(path, entries) if
                                       isinstance(entries, _LocatedDict) else f"{path} (lexicon {name})")
     return Resources(schema, lexicons)
+
+
+def read_lexicon(name: str, spec: object, schema: FeatureSchema, where: str) -> Lexicon:
+    """A lexicon from its YAML value: a list of entries (`lexicon`), or {pymorphy3: ..., lemmas: [...]}
+    (`russian`)."""
+    if isinstance(spec, dict) and "pymorphy3" in spec:
+        entries = inflected_entries(spec, schema, where)
+    elif isinstance(spec, list) and spec:
+        entries = [written_entry(i, value, schema, where) for i, value in enumerate(spec)]
+    else:
+        raise UserError(f"lexicon '{name}' must be a non-empty list of entries or a pymorphy3 "
+                        "lemma list", path=where, fix="see the 'Test suites' section of the README")
+    return Lexicon(tuple(entries), frozenset(schema.computed))
 
 
 def _pairs(data: dict, key: str, where: str, split: bool) -> tuple:
