@@ -9,6 +9,11 @@ def num(value: float | None, digits: int = 3) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 run", "2 runs": a count with its noun in the number it takes (`plural` where not noun + s)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def table(header: list[str], rows: list[list]) -> str:
     """A pipe table; `|` inside a cell is escaped (quoted texts may hold one) so it cannot split the cell."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

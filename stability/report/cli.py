@@ -16,6 +16,7 @@ from stability.core.command import run_command
 from stability.core.config import REPORT_CONFIG_NAME
 from stability.core.errors import UserError, exit_on_user_error
 from stability.core.jobs import without_hydra
+from stability.core.markdown import counted
 from stability.core.overrides import MULTIRUN_FLAGS
 from stability.core.schemas.report import ReportSchema
 from stability.report.context import Context, prepare
@@ -98,5 +99,5 @@ def write_report(context: Context) -> None:
         if built.markdown:
             parts.append(built.markdown)
     (context.out / "report.md").write_text("\n".join(parts), encoding="utf-8")
-    print(f"read {context.collected.n_runs} runs and {context.collected.n_csv} CSV files; wrote {n_tables} "
-          f"tables, {n_figures} figures and report.md to {context.out}")
+    print(f"read {counted(context.collected.n_runs, 'run')} and {counted(context.collected.n_csv, 'CSV file')}; "
+          f"wrote {counted(n_tables, 'table')}, {counted(n_figures, 'figure')} and report.md to {context.out}")

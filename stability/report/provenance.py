@@ -17,6 +17,7 @@ from typing import Sequence
 import pandas as pd
 
 from stability.core.errors import UserError
+from stability.core.markdown import counted
 from stability.core.runrecord import RunDir, RunRecord
 
 SHORT_HASH = 8
@@ -102,12 +103,12 @@ def code_sentence(results: pd.DataFrame) -> str:
     counts = commits.value_counts(sort=False).sort_index()
     if (len(counts) < 2 and not n_dirty) or runs["commit"].isna().all():
         return ""
-    listed = ", ".join(f"{commit} ({_runs(n)})" for commit, n in counts.items())
+    listed = ", ".join(f"{commit} ({counted(n, 'run')})" for commit, n in counts.items())
     opening = f"Runs of {len(counts)} code commits are pooled: {listed}" if len(counts) > 1 \
-        else f"All {_runs(len(runs))} ran commit {counts.index[0]}"
+        else f"All {counted(len(runs), 'run')} ran commit {counts.index[0]}"
     if n_unknown == len(runs):
         return f"{opening}; whether their trees had uncommitted changes was not recorded."
-    unknown = f" (not recorded for {_runs(n_unknown)})" if n_unknown else ""
+    unknown = f" (not recorded for {counted(n_unknown, 'run')})" if n_unknown else ""
     return f"{opening}; {n_dirty or 'none'} ran from a tree with uncommitted changes{unknown}."
 
 
@@ -115,9 +116,5 @@ def unrecorded_note(runs: pd.DataFrame) -> str:
     """`inputs not recorded: N runs (...)` for the run directories (`Collected.runs`) whose inputs
     went unchecked because their records predate input hashes; "" when there are none."""
     n = int((~runs["inputs_recorded"].astype(bool)).sum())
-    return f"inputs not recorded: {_runs(n)} (written before input hashes)" if n else ""
-
-
-def _runs(n: int) -> str:
-    return f"{n} run" if n == 1 else f"{n} runs"
+    return f"inputs not recorded: {counted(n, 'run')} (written before input hashes)" if n else ""
 

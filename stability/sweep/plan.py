@@ -22,6 +22,7 @@ from typing import Sequence
 from omegaconf import DictConfig
 
 from stability.core.jobs import job_configs, without_hydra
+from stability.core.markdown import counted
 from stability.core.schemas.train import train_settings
 from stability.core.schemas.trainer import Trainer
 from stability.sweep.sizes import COUNTED, train_size
@@ -136,7 +137,7 @@ def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
              "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)" if samples_per_second
              else f"pass plan.samples_per_second=X, {THROUGHPUT_HINT}")
     return "\n".join([
-        f"{len(runs)} runs · languages {', '.join(_unique(r.lang for r in runs))} · setups "
+        f"{counted(len(runs), 'run')} · languages {', '.join(_unique(r.lang for r in runs))} · setups "
         f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
         "",
         text_table(_rows(runs, samples_per_second)),

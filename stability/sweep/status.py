@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from stability.core.errors import UserError
 from stability.core.jobrecord import FAILED, RUNNING, JobRecord, read_job_record
 from stability.core.jobs import job_configs
+from stability.core.markdown import counted
 from stability.core.runlock import LockOwner, process_alive, read_owner, stale_reason
 from stability.core.runmatch import ABSENT, OTHER, RECORD_MORE, SAME, Verdict
 from stability.core.runrecord import RunDir
@@ -63,8 +64,8 @@ class SweepStatus:
     runs: list[RunStatus]
 
     def counts(self) -> dict[str, int]:
-        counted = Counter(run.state for run in self.runs)
-        return {state: counted[state] for state in STATES}
+        tally = Counter(run.state for run in self.runs)
+        return {state: tally[state] for state in STATES}
 
 
 def sweep_configs(folder: Path) -> list[DictConfig]:
@@ -186,4 +187,4 @@ def format_status(status: SweepStatus) -> str:
     rows = [["run", "state", "detail"], *([run.run, run.state, run.detail] for run in status.runs)]
     counts = status.counts()
     summary = " · ".join(f"{state} {counts[state]}" for state in STATES)
-    return "\n".join([f"Sweep {status.folder}: {len(status.runs)} runs", "", text_table(rows), "", summary])
+    return "\n".join([f"Sweep {status.folder}: {counted(len(status.runs), 'run')}", "", text_table(rows), "", summary])

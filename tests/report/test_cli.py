@@ -196,7 +196,7 @@ def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, caps
     write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
     run_main(f"runs={tmp_path / 'runs'}", *FAST)
     assert (tmp_path / "runs" / "report" / "report.md").is_file()
-    assert capsys.readouterr().out.strip() == (f"read 1 runs and 0 CSV files; wrote 7 tables, 0 figures and "
+    assert capsys.readouterr().out.strip() == (f"read 1 run and 0 CSV files; wrote 7 tables, 0 figures and "
                                                f"report.md to {tmp_path / 'runs' / 'report'}")
 
 
