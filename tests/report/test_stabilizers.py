@@ -2,7 +2,7 @@
 stabilizers.csv equals the library called directly on the same seed MCCs (scipy's levene with
 center="median", ttest_ind(equal_var=False) and bootstrap, statsmodels' proportion_confint and
 multipletests, numpy's std), the reference option picks the reference, and without it the section
-is absent or, for a `reference=` that names no variant, one note."""
+is absent (nothing to compare) or one note (tests/report/test_stabilizers_note.py)."""
 from __future__ import annotations
 
 import sys
@@ -242,8 +242,8 @@ def test_reference_matching_rules():
     assert pick_reference(["lr3e-05", ""], "trainer-x") is None
 
 
-def test_without_the_reference_the_section_is_absent(tmp_path):
-    root = write_runs(tmp_path / "runs", ("", "lr3e-05"), ("fr",))
+def test_with_one_variant_per_setup_the_section_is_absent(tmp_path):
+    root = write_runs(tmp_path / "runs", ("lr3e-05",), ("fr", "sv"))
     out = tmp_path / "report"
     main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false"])
     assert not (out / "stabilizers.csv").exists()

@@ -18,12 +18,13 @@ _NAMED = 8   # categories named per method in "σ differs"; more are counted
 
 
 def build(context: Context) -> Built | None:
-    """stabilizers.csv and stabilizers_<setup>.png; None unless some (lang, setup) has the
-    reference and another variant (or `reference=` was set and names no variant: then a note)."""
+    """stabilizers.csv and stabilizers_<setup>.png where some (lang, setup) has the reference and
+    another variant; else a note naming the variants and the `reference=` to pass when some (lang,
+    setup) has several variants (or `reference=` was set), and None when there is nothing to compare."""
     options = context.options
     pairs = reference_pairs(context.results, options.reference)
     if not pairs.references:
-        return _no_reference(pairs, options.reference) if options.reference != REFERENCE else None
+        return _no_reference(pairs, options.reference) if options.reference != REFERENCE or pairs.variants else None
     stats = stabilizers_table(context.results, context.failed, pairs, bootstrap=options.bootstrap,
                               confidence=options.confidence, random_state=options.random_state)
     dominance = with_dominance(stats, context.results, wanted=options.aso, iterations=options.aso_iterations,
@@ -111,7 +112,7 @@ def _shown(variant: str) -> str:
 
 
 def _no_reference(pairs: Pairs, reference: str) -> Built:
-    """`reference=` names no variant: say which variants there are and how to choose one."""
+    """`reference=` (set, or the default) names no variant: say which variants there are and how to choose one."""
     if not pairs.variants:
         found = "no (language, setup) has two or more variants, so there is nothing to compare."
         example = ""
@@ -123,5 +124,6 @@ def _no_reference(pairs: Pairs, reference: str) -> Built:
         example = (f" Pass the reference method as one of them (or one `_`-separated item of one), e.g. "
                    f"`reference={named[0]}`; `reference=''` makes the runs of the experiment as configured the "
                    "reference.") if named else ""
-    return Built(f"## Which method stabilises what\n\n`reference={reference}` matches no variant of these runs: "
+    default = " (the default)" if reference == REFERENCE else ""
+    return Built(f"## Which method stabilises what\n\n`reference={reference}`{default} matches no variant of these runs: "
                  f"{found}{example}\n")
