@@ -74,6 +74,7 @@ ALIASES = {
     "data.source": "source",
     "data.mnli.seed": "mnliseed",
     "data.mix.seed": "mixseed",
+    "data.validation_set.name": "val",
 }
 SEED_ALIASES = {"seed_init": "init", "seed_order": "order"}
 _NLI_SET_KEYS = tuple(f.name for f in dataclasses.fields(NliSet))
@@ -83,7 +84,9 @@ IDENTITY_KEYS = ("experiment_name", "lang", "seed", "seed_init", "seed_order", "
                  "data.diagnostic", "data.suite",
                  # named in the setup (`<train_set.name>`, `rte+<mix.name><N>`): the name stands
                  # for the dataset, so two datasets mixed under one name would share a folder
-                 "data.train_set", "data.mix.n_samples", *(f"data.mix.{key}" for key in _NLI_SET_KEYS))
+                 "data.train_set", "data.mix.n_samples", *(f"data.mix.{key}" for key in _NLI_SET_KEYS),
+                 # the validation set's name stands for it in the variant (`val-<name>`)
+                 *(f"data.validation_set.{key}" for key in _NLI_SET_KEYS if key != "name"))
 # change no result: where files are read or written, resuming, evaluation batch size, the
 # extra evaluation sets (scored after training, they change no trained weight)
 NOT_VARIANT_KEYS = (*NON_SEMANTIC_KEYS, "data.root", "data.mnli.file", "data.mnli.download",

@@ -76,13 +76,14 @@ NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model", "trainer.
 # Keys read only when another key says so, left out of the fingerprint otherwise: runs finished
 # before these keys existed keep their fingerprint, and a setting nothing reads changes nothing.
 # data.suite is read only for data.diagnostic=generated; an NLI dataset only once it has a path
-# (train_set), a count (mix) or an entry (extra_eval). Extra evaluation sets change no trained
+# (train_set, validation_set), a count (mix) or an entry (extra_eval). Extra evaluation sets change no trained
 # weight, but they change what a run records: a run finished without them is run again.
 _READ_ONLY_WHEN: tuple[tuple[tuple[str, ...], Callable[[DictConfig], bool]], ...] = (
     (("data.diagnostic", "data.suite"), lambda cfg: OmegaConf.select(cfg, "data.diagnostic") is not None),
     (("data.train_set",), lambda cfg: OmegaConf.select(cfg, "data.train_set.path") is not None),
     (("data.mix",), lambda cfg: str(OmegaConf.select(cfg, "data.mix.n_samples", default=0)) != "0"),
     (("data.extra_eval",), lambda cfg: bool(OmegaConf.select(cfg, "data.extra_eval", default=None))),
+    (("data.validation_set",), lambda cfg: OmegaConf.select(cfg, "data.validation_set.path") is not None),
     # the warm-up of a linear schedule; the plateau rule's factor and floor once it is on
     (("trainer.warmup_ratio",), lambda cfg: OmegaConf.select(cfg, "trainer.schedule", default="constant") != "constant"),
     (("trainer.lr_decay_factor", "trainer.min_lr"),
@@ -96,6 +97,9 @@ OFF_VALUES: dict[str, Any] = {
     "trainer.eval_every": "epoch", "trainer.reinit_layers": 0, "trainer.layer_lr_decay": 1.0,
     "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0,
 }
+# The same for the keys added to every NLI dataset node (`schemas.nli.NliSet`): a train_set, mix
+# or extra_eval entry at these values reads what it read before they existed.
+NLI_SET_OFF_VALUES: dict[str, Any] = {"delimiter": None, "where": {}}
 _RERUN = "delete the run directory and run it again"
 # a record's `precision` for accelerate's mixed_precision (`trainer.mixed_precision` once resolved)
 PRECISIONS = {"no": "float32", "fp16": "fp16", "bf16": "bf16"}
@@ -208,7 +212,7 @@ class RunRecord:
     pid: int | None = None
     config_fingerprint: str | None = None
     environment: dict[str, Any] = field(default_factory=dict)
-    # role ("train", "validation", "diagnostic", "mnli", "mix", "train_set", "extra:<name>", "model")
+    # role ("train", "validation", "diagnostic", "mnli", "mix", "train_set", "validation_set", "extra:<name>", "model")
     # -> {"source": where it was read, "sha256": its content}; empty: not recorded (before schema 4)
     inputs: dict[str, dict[str, str]] = field(default_factory=dict)
     started: str | None = None   # ISO 8601, UTC
@@ -459,6 +463,12 @@ def semantic_config(composed: DictConfig) -> dict[str, Any]:
                      if OmegaConf.select(composed, key, default=off) == off)
     for dotted in ignored:
         _drop_key(resolved, dotted)
+    data = resolved.get("data")
+    for node in ([data.get("train_set"), data.get("mix"), *(data.get("extra_eval") or [])]
+                 if isinstance(data, dict) else []):
+        for key, off in NLI_SET_OFF_VALUES.items():
+            if isinstance(node, dict) and node.get(key, off) == off:
+                node.pop(key, None)
     return resolved
 
 

@@ -2,10 +2,11 @@
 
 `NliSet.path` says where the pairs are, the way `datasets` itself takes it:
 - a folder written by `save_to_disk` (a Dataset, or a DatasetDict whose `split` is read);
-- `json`, `csv` or `parquet` with `data_files` (local files);
+- `json`, `csv` or `parquet` with `data_files` (local files; csv with its `delimiter`);
 - otherwise a Hub id (`facebook/xnli`) with its `config` and `split`. Offline
   (`HF_DATASETS_OFFLINE=1`) `datasets` answers from its cache (`HF_DATASETS_CACHE`), where a
   first online use put the data.
+`where` keeps the rows whose columns have the given values (one file holding several splits).
 `columns` maps the record fields to the dataset's columns; a label is read as its
 `ClassLabel` name (XNLI: entailment / neutral / contradiction) or as itself, mapped through
 `labels` and collapsed as MNLI's are (`core.records.parse_label`). Rows labelled -1 or "-"
@@ -49,13 +50,40 @@ def saved_folder(spec: NliSet) -> Path | None:
 
 
 def load_raw(spec: NliSet) -> Dataset:
-    """The split `spec` names as `datasets` reads it, before its columns become records."""
+    """The split `spec` names as `datasets` reads it, its `where` rows, before its columns become records."""
     folder = saved_folder(spec)
     if folder is not None:
-        return _from_disk(spec, folder)
-    if spec.path in FILE_FORMATS:
-        return _from_files(spec)
-    return _from_hub(spec)
+        raw = _from_disk(spec, folder)
+    elif spec.path in FILE_FORMATS:
+        raw = _from_files(spec)
+    else:
+        raw = _from_hub(spec)
+    return _rows_where(raw, spec) if spec.where else raw
+
+
+def _rows_where(raw: Dataset, spec: NliSet) -> Dataset:
+    """The rows whose `where` columns hold the given values (compared as text: a csv column of
+    numbers is read as numbers)."""
+    missing = [column for column in spec.where if column not in raw.column_names]
+    if missing:
+        raise UserError(f"{_where(spec)} has no column {missing[0]} to select rows by (it has "
+                        f"{', '.join(raw.column_names)})", fix="name one of its columns in where")
+    wanted = {column: str(value) for column, value in spec.where.items()}
+
+    def keep(batch: dict[str, list]) -> list[bool]:
+        return [all(str(batch[column][i]) == value for column, value in wanted.items())
+                for i in range(len(batch[next(iter(wanted))]))]
+
+    kept = raw.filter(keep, batched=True, keep_in_memory=True, desc=f"rows of {spec.name}")
+    if len(kept) == 0:
+        for column, value in wanted.items():
+            found = sorted({str(v) for v in raw.unique(column)})
+            if value not in found:
+                raise UserError(f"{_where(spec)}: no row has {column}={value} (its values: {', '.join(found[:10])})",
+                                fix=f"set where.{column} to one of them")
+        raise UserError(f"{_where(spec)}: no row has {' and '.join(f'{c}={v}' for c, v in wanted.items())}",
+                        fix="select by fewer columns")
+    return kept
 
 
 def _from_disk(spec: NliSet, folder: Path) -> Dataset:
@@ -81,10 +109,13 @@ def _from_files(spec: NliSet) -> Dataset:
         for name in files:
             require_utf8(Path(name))
     try:
-        return load_dataset(spec.path, data_files={spec.split: files}, split=spec.split)
+        options = {"delimiter": spec.separator()} if spec.delimiter is not None else {}
+        return load_dataset(spec.path, data_files={spec.split: files}, split=spec.split, **options)
     except Exception as err:  # the format's parser: any error is the file's
         raise UserError(f"{_where(spec)}: cannot read the data files ({first_line(err)})",
-                        fix=f"check that they are {spec.path} files of one shape") from None
+                        fix=f"check that they are {spec.path} files of one shape"
+                            + (", and set delimiter (\\t for a tab) if not comma-separated" if spec.path == "csv"
+                               else "")) from None
 
 
 def _from_hub(spec: NliSet) -> Dataset:

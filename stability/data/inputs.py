@@ -43,7 +43,10 @@ def run_inputs(settings: DataSettings, model: Model) -> Inputs:
         inputs["train_set"] = nli_set_input(data.train_set, cache)
     else:
         inputs["train"] = file_input(source.path("train"), cache)
-    inputs["validation"] = file_input(source.path("validation"), cache)
+    if data.validation_set.path is not None:
+        inputs["validation_set"] = nli_set_input(data.validation_set, cache)
+    else:
+        inputs["validation"] = file_input(source.path("validation"), cache)
     if data.diagnostic == "generated":
         from stability.templates.suites import SUITES_DIR
 

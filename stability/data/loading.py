@@ -1,5 +1,6 @@
 """Assemble one run's data from its typed config: train (the language's split or `data.train_set`,
-plus MNLI or `data.mix` pairs), validation, diagnostic and the extra evaluation sets, each a
+plus MNLI or `data.mix` pairs), validation (the language's or `data.validation_set`), diagnostic
+and the extra evaluation sets, each a
 `datasets.Dataset` of records (`data.container`). `load_run_data` gives the same as `Example`s."""
 from __future__ import annotations
 
@@ -90,11 +91,19 @@ def own_train(settings: DataSettings, source: FileSource) -> Dataset:
     return to_dataset(read_examples(source.path("train"), code))
 
 
+def own_validation(settings: DataSettings, source: FileSource) -> Dataset:
+    """The run's validation pairs: the language's validation file, or data.validation_set when it has a path."""
+    validation_set, code = settings.data.validation_set, settings.lang.code
+    if validation_set.path is not None:
+        return load_nli_set(validation_set, code, "data.validation_set")
+    return to_dataset(read_examples(source.path("validation"), code))
+
+
 def load_run_datasets(settings: DataSettings) -> RunDatasets:
     """Read the splits, cut them for quick runs, mix in MNLI or data.mix, load the extra sets."""
     source, data, code = language_source(settings), settings.data, settings.lang.code
     train = first(own_train(settings, source), data.max_train_samples)
-    validation = first(to_dataset(read_examples(source.path("validation"), code)), data.max_eval_samples)
+    validation = first(own_validation(settings, source), data.max_eval_samples)
     diagnostic = first(to_dataset(read_diagnostic(settings, source)), data.max_eval_samples)
     mnli = mnli_addition(settings)
     added = to_dataset(mnli) if mnli else mix_addition(settings)

@@ -7,9 +7,10 @@ config.yaml must not change). `data.mnli.n_samples` (a count or `all`) and
 and a float field would turn the preset's `presence: 25` into `25.0`, changing the setup name
 and the fingerprint of every run made so far.
 
-`train_set`, `mix` and `extra_eval` are NLI datasets read through `datasets`
+`train_set`, `mix`, `extra_eval` and `validation_set` are NLI datasets read through `datasets`
 (`schemas.nli.NliSet`): the training data in place of the language's own split, pairs mixed
-in like MNLI's, and labelled sets every run is also scored on. They come last, after the keys
+in like MNLI's, labelled sets every run is also scored on, and the validation data in place of
+the language's own split. They come last, after the keys
 runs made before them have, and are left out of the fingerprint while unused
 (`core.runrecord.config_fingerprint`).
 """
@@ -129,6 +130,7 @@ class Data:
     train_set: NliSet = field(default_factory=NliSet)
     mix: Mix = field(default_factory=Mix)
     extra_eval: List[NliSet] = field(default_factory=list)
+    validation_set: NliSet = field(default_factory=lambda: NliSet(split="validation"))
 
     def __post_init__(self) -> None:
         one_of("data.source", self.source, SOURCES)

@@ -1,12 +1,14 @@
 """Schema of an NLI dataset read through Hugging Face `datasets` (`stability.data.hub`): a Hub id
 with a config and a split, a `save_to_disk` folder, or data files (json, csv, parquet).
 
-The same node describes the training data (`data.train_set`), the data mixed in
-(`data.mix`) and each extra evaluation set (`data.extra_eval`); the `nli` config group
-(`conf/nli/*.yaml`) holds ready-made ones (XNLI). A node whose `path` is null is unused.
-`configs` lists the configs a dataset has, so that a run language the dataset lacks (XNLI has
-no Swedish) is one line when the config is composed, not a failed download halfway through a
-sweep.
+The same node describes the training data (`data.train_set`), the validation data
+(`data.validation_set`), the data mixed in (`data.mix`) and each extra evaluation set
+(`data.extra_eval`); the `nli` config group (`conf/nli/*.yaml`) holds ready-made ones (XNLI). A
+node whose `path` is null is unused. `delimiter` and `where` read one file that holds several
+splits, as SICK's does (tab-separated, the split in a column): the csv separator, and the rows
+kept by a column's value. `configs` lists the configs a dataset has, so that a run language the
+dataset lacks (XNLI has no Swedish) is one line when the config is composed, not a failed
+download halfway through a sweep.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from stability.core.schemas.checks import at_least
 COLUMNS = ("premise", "hypothesis", "label", "idx")
 # Lower-case, ending in a letter: `rte+<name><N>` must read back as name and size.
 NAME = re.compile(r"^[a-z](?:[a-z0-9-]*[a-z])?$")
+TAB = "\t"
+ESCAPED_TAB = "\\t"   # a command line cannot pass a tab: `delimiter=\t` arrives as backslash and t
 
 
 def _default_columns() -> Dict[str, str]:
@@ -41,6 +45,12 @@ class NliSet:
     labels: Dict[str, str] = field(default_factory=dict)  # label as text -> entailment | neutral | ...
     lang: Optional[str] = None          # the pairs' language; null: the run's
     released_size: Optional[int] = None  # pairs in the split, for `nli-stability plan` without the data
+    delimiter: Optional[str] = None     # with path=csv: the column separator, one character or \t (null: a comma)
+    where: Dict[str, str] = field(default_factory=dict)  # column -> value: only the rows that have it
+
+    def separator(self) -> Optional[str]:
+        """The delimiter as the csv reader takes it: `\\t` (how a command line writes a tab) is a tab."""
+        return TAB if self.delimiter == ESCAPED_TAB else self.delimiter
 
     def __post_init__(self) -> None:
         if self.path is None:
@@ -57,4 +67,7 @@ class NliSet:
             raise UserError(f"{self.name}: columns.{wrong[0]} is {'no record field' if wrong[0] in self.columns else 'missing'}",
                             fix="map premise, hypothesis, label (and optionally idx) to the dataset's columns")
         at_least(f"{self.name}.released_size", self.released_size, 1, optional=True)
+        if self.delimiter is not None and (self.path != "csv" or len(self.separator() or "") != 1):
+            raise UserError(f"{self.name}: delimiter={self.delimiter!r} needs path=csv and one character",
+                            fix="set path=csv and delimiter to one character, or \\t for a tab")
 
