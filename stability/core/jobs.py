@@ -19,6 +19,7 @@ import dataclasses
 import difflib
 import itertools
 import re
+import shlex
 import typing
 from pathlib import Path
 
@@ -208,9 +209,12 @@ def composition_error(err: Exception, config_name: str) -> UserError:
         key, schema = unknown.group(1), getattr(cause, "object_type", None)
         if dataclasses.is_dataclass(schema):  # Hydra's hint, append it with +key=value, is refused too
             return unknown_key(str(getattr(cause, "full_key", None) or key), typing.cast(type, schema), config_name)
-        # a free-form map's new key (a label map's): there Hydra's hint is right
-        append = lines[1].rpartition(" ")[2] if len(lines) > 1 and lines[1].startswith("To append") else f"+{key}=..."
-        return UserError(f"'{key}' is a new key of its map", fix=f"add it with {append}")
+        # a free-form map's new key (a label map's, the columns'): there Hydra's hint, the whole override
+        # with a +, is right; quoted for the shell, since a map's value holds braces, commas and spaces
+        append = lines[1].partition(" use ")[2] if len(lines) > 1 and lines[1].startswith("To append") else ""
+        new_key = str(getattr(cause, "full_key", None) or key)
+        return UserError(f"'{new_key}' is a new key of its map",
+                         fix=f"add it with {shlex.quote(append) if append else f'+{new_key}=...'}")
     hints = [line for line in lines[1:] if not line.startswith(("full_key", "object_type", "reference_type", "See "))]
     return UserError(f"cannot compose the config: {message}",
                      fix=hints[0] if hints else f"check the key and its value (--help lists them, --cfg job "
