@@ -50,7 +50,7 @@ def test_another_data_root_neither_replaces_the_finished_run_nor_is_lost_when_fo
 
     refused = train_cli([*args, f"data.root={tmp_path / 'v2'}"], tmp_path)
     assert_one_line_error(refused, str(run), f"data.root: {tmp_path / 'v1'} -> {tmp_path / 'v2'}",
-                          f"train ({train_v2}): content", "force=true", "paths.output_dir")
+                          f"train ({train_v2}): content", "force=true", f"out={out / 'smoke'}-2")
     assert _files(run) == first
 
     forced = train_cli([*args, f"data.root={tmp_path / 'v2'}", "force=true"], tmp_path)

@@ -40,11 +40,13 @@ class Verdict:
     state: str
     differences: tuple[str, ...] = ()
 
-    def refusal(self, run: RunDir) -> str:
-        """The one line that refuses to replace the finished run, with both ways forward."""
+    def refusal(self, run: RunDir, out: str) -> str:
+        """The one line that refuses to replace the finished run, with both ways forward. `out` is the
+        job's output folder: another `out=` keeps both whether or not the command line set `out`
+        (which, when set, makes `paths.output_dir` change nothing)."""
         return (f"{run.path}: the finished run there differs from this job in {'; '.join(self.differences)} "
                 f"(fix: force=true redoes it and keeps the finished run under {run.path}/replaced/, "
-                f"or pass another paths.output_dir to keep both)")
+                f"or out={out}-2 (any folder but {out}) keeps both)")
 
 
 def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool = False,

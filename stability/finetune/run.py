@@ -52,7 +52,7 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
         log.info("[skip] %s: finished with the same config and inputs (force=true reruns it)", run_dir.path)
         return run_dir.read_record()
     if not settings.force and verdict.state == OTHER:
-        raise UserError(verdict.refusal(run_dir))
+        raise UserError(verdict.refusal(run_dir, str(composed.out)))
     # a finished run (also one whose metrics.json no longer reads) is never trained over
     target = run_dir.staging if run_dir.is_finished() else run_dir
     record = _train_and_record(settings, composed, target, inputs)

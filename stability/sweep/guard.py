@@ -80,7 +80,7 @@ def refuse_replacing_finished_runs(configs: list[DictConfig]) -> None:
     for cfg in configs:
         run = RunDir(run_directory(cfg))
         if not cfg.force and (verdict := finished_run_verdict(cfg, run)).state == OTHER:
-            refusals.append(verdict.refusal(run))
+            refusals.append(verdict.refusal(run, str(cfg.out)))
     if refusals:
         raise UserError("\nerror: ".join(refusals))
 
