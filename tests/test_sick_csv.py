@@ -59,7 +59,11 @@ def test_each_split_is_its_rows_of_the_one_file(tmp_path, split):
 def test_without_the_delimiter_the_fix_names_it(tmp_path):
     spec = sick_set(write_sick(tmp_path / "SICK.txt"), "TRAIN")
     spec.delimiter = None
-    with pytest.raises(UserError, match=r"set delimiter \(\\t for a tab\)|has no column"):
+    with pytest.raises(UserError, match=r"has no column SemEval_set .*\(fix: set delimiter to the file's separator "
+                                        r"\(\\t for a tab\): its header was read as one column\)"):
+        load_nli_set(spec, "en")
+    spec.where = {}
+    with pytest.raises(UserError, match=r"has no column premise=sentence_A .*\(fix: set delimiter"):
         load_nli_set(spec, "en")
 
 

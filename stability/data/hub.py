@@ -23,7 +23,7 @@ from datasets import ClassLabel, Dataset, DatasetDict, load_dataset, load_from_d
 
 from stability.core.errors import UserError, first_line, require_utf8
 from stability.core.records import parse_label
-from stability.core.schemas.nli import NliSet
+from stability.core.schemas.nli import TAB, NliSet
 from stability.data.container import RECORD_FEATURES
 
 FILE_FORMATS = ("json", "csv", "parquet")
@@ -67,7 +67,7 @@ def _rows_where(raw: Dataset, spec: NliSet) -> Dataset:
     missing = [column for column in spec.where if column not in raw.column_names]
     if missing:
         raise UserError(f"{_where(spec)} has no column {missing[0]} to select rows by (it has "
-                        f"{', '.join(raw.column_names)})", fix="name one of its columns in where")
+                        f"{', '.join(raw.column_names)})", fix=_separator_fix(spec, raw) or "name one of its columns in where")
     wanted = {column: str(value) for column, value in spec.where.items()}
 
     def keep(batch: dict[str, list]) -> list[bool]:
@@ -84,6 +84,13 @@ def _rows_where(raw: Dataset, spec: NliSet) -> Dataset:
         raise UserError(f"{_where(spec)}: no row has {' and '.join(f'{c}={v}' for c, v in wanted.items())}",
                         fix="select by fewer columns")
     return kept
+
+
+def _separator_fix(spec: NliSet, raw: Dataset) -> str | None:
+    """The fix when a csv's header was read as one column (a tab or ; between its names): the delimiter."""
+    if spec.path == "csv" and any(mark in name for name in raw.column_names for mark in (TAB, ";")):
+        return "set delimiter to the file's separator (\\t for a tab): its header was read as one column"
+    return None
 
 
 def _from_disk(spec: NliSet, folder: Path) -> Dataset:
@@ -134,7 +141,8 @@ def to_records(raw: Dataset, spec: NliSet, lang: str, key: str = "data.train_set
     missing = [f"{field}={column}" for field, column in spec.columns.items() if column not in raw.column_names]
     if missing:
         raise UserError(f"{_where(spec)} has no column {missing[0]} (it has {', '.join(raw.column_names)})",
-                        fix=f"map the record field to one of its columns, e.g. columns.{missing[0].split('=')[0]}=...")
+                        fix=_separator_fix(spec, raw)
+                        or f"map the record field to one of its columns, e.g. columns.{missing[0].split('=')[0]}=...")
     names = raw.features[spec.columns["label"]]
     label_text = names.int2str if isinstance(names, ClassLabel) else str
 
