@@ -23,6 +23,7 @@ def _train_cfg(arguments: str, cwd) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow   # six commands in subprocesses
 @pytest.mark.parametrize("override", OVERRIDES)
 def test_the_printed_fix_works_as_typed(override, tmp_path):
     refused = subprocess.run(["nli-stability", "train", "experiment=smoke", override, "--cfg", "job"], cwd=tmp_path,

@@ -126,6 +126,7 @@ hydra:
 """
 
 
+@pytest.mark.slow   # a training run in a subprocess
 def test_sick_trains_on_train_validates_on_trial_and_is_scored_on_test(tmp_path):
     sick = write_sick(tmp_path / "SICK.txt")
     (tmp_path / "configs" / "experiment").mkdir(parents=True)
