@@ -15,12 +15,13 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from stability.core.errors import UserError
+from stability.core.schemas.checks import seed
 from stability.core.schemas.data import Data
 from stability.core.schemas.lang import Lang
 from stability.core.schemas.logger import Logger
 from stability.core.schemas.model import Model
 from stability.core.schemas.paths import Paths
-from stability.core.schemas.trainer import Trainer
+from stability.core.schemas.trainer import Trainer, reinit_layers_within
 
 
 @dataclass
@@ -48,6 +49,18 @@ class TrainConfig:
             raise UserError(f"the config of lang={self.lang.get('code')} names no schema",
                             fix="start its defaults list with one of stability/core/schemas/lang.py's "
                                 "schemas, e.g. `- /lang_schema@_here_`")
+        for key in ("seed", "seed_init", "seed_order"):
+            seed(key, getattr(self, key))
+        self._check_reinit_layers()
+
+    def _check_reinit_layers(self) -> None:
+        """At most the encoder's layers, where the encoder's depth is known without loading it
+        (`Model.encoder_depth`); else the run checks it once the model is built."""
+        if self.trainer.reinit_layers <= 0:
+            return
+        depth = self.model.encoder_depth()
+        if depth is not None:
+            reinit_layers_within(self.trainer.reinit_layers, depth, self.model.name)
 
 
 def train_settings(cfg: DictConfig) -> TrainConfig:
