@@ -99,6 +99,18 @@ class Trainer:
         every = self.validation_steps
         return total if every is None else math.ceil(total / every) * every
 
+    def epochs_past_max(self, steps_per_epoch: int) -> str | None:
+        """One line when validating every N steps makes a run train at least one whole epoch more
+        than max_epochs (a small training set under trainer=jiant_superglue's 1,000 steps: its
+        first validation comes after dozens of epochs), else None."""
+        planned, bound = self.planned_steps(steps_per_epoch), steps_per_epoch * self.max_epochs
+        if not steps_per_epoch or planned - bound < steps_per_epoch:
+            return None
+        return (f"this run trains {planned:,} steps, {planned / steps_per_epoch:.3g} epochs of {steps_per_epoch:,} steps "
+                f"(its training set at batch size {self.batch_size}), not trainer.max_epochs={self.max_epochs}: "
+                f"trainer.eval_every={self.eval_every} rounds training up to whole validations; "
+                f"trainer.eval_every=epoch keeps to max_epochs")
+
 
 def reinit_layers_within(reinit_layers: int, depth: int, model_name: str) -> None:
     """`trainer.reinit_layers` at most the `depth` layers of the encoder `model_name`: checked when
