@@ -126,7 +126,7 @@ def test_min_lr_at_the_learning_rate_trains_past_the_first_epoch(tmp_path):
     result = _cli("train", [*QUICK, "trainer.lr_patience=1", "trainer.min_lr=0.001",
                             f"paths.output_dir={tmp_path / 'out'}"], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "epoch 2: loss" in result.stderr
+    assert "epoch 2: loss" in result.stdout  # Hydra logs to stdout
     assert len(list((tmp_path / "out").rglob("metrics.json"))) == 1
 
 
@@ -157,6 +157,11 @@ def test_reinit_layers_above_the_tiny_models_layers_is_refused(tmp_path, written
     _refused("train", ["experiment=smoke", "trainer.reinit_layers=3"], tmp_path, written,
              "trainer.reinit_layers=3 is out of range: the encoder of model.name=tiny-bert has 2 layers",
              "pass trainer.reinit_layers=<a number in [0, 2]>")
+    # one range below it too, and where the layers are unknown, at least 0
+    assert _fix(_composed_error("experiment=smoke", "trainer.reinit_layers=-1")) == \
+        "pass trainer.reinit_layers=<a number in [0, 2]>"
+    assert _fix(_composed_error("model.name=someone/not-downloaded", "trainer.reinit_layers=-1")) == \
+        "pass trainer.reinit_layers=<a number >= 0>"
 
 
 @pytest.mark.slow
@@ -205,7 +210,8 @@ def test_a_huge_seed_range_is_refused_at_once_with_a_split_that_fits(tmp_path, w
 
 
 def test_the_split_the_refusal_proposes_composes(monkeypatch):
-    """MAX_JOBS lowered to keep the test short: the proposed split is the largest part that fits."""
+    """MAX_JOBS lowered to keep the test short (2,000 jobs take minutes to compose): the proposed
+    split is the largest part that fits, and composes."""
     for module in (jobs, overrides):
         monkeypatch.setattr(module, "MAX_JOBS", 10)
     message = _composed_error("experiment=baseline", "seed=0..100")
@@ -216,13 +222,6 @@ def test_the_split_the_refusal_proposes_composes(monkeypatch):
     # values that are no consecutive range: a count per command instead
     assert _fix(_composed_error("experiment=baseline", "seed=0,2,4,6")) == \
         "run it as several sweeps: at most 2 values of lang in each"
-
-
-@pytest.mark.slow
-def test_the_largest_split_of_a_huge_plan_runs_as_typed(tmp_path):
-    result = _cli("plan", ["experiment=baseline", "seed=0..399", "plan.json=true"], tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["totals"]["runs"] == 2000
 
 
 # --- weak: a recipe's validation interval past max_epochs ------------------------------------------
@@ -247,7 +246,7 @@ def test_the_run_logs_the_epochs_its_validation_interval_forces(tmp_path):
                             "trainer.eval_every=20", f"paths.output_dir={tmp_path / 'out'}"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "this run trains 20 steps, 5 epochs of 4 steps (its training set at batch size 8), not " \
-           "trainer.max_epochs=1" in result.stderr
+           "trainer.max_epochs=1" in result.stdout  # Hydra logs to stdout
 
 
 # --- weak: a symbolic-link loop as data.root --------------------------------------------------------

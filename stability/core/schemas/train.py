@@ -15,7 +15,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import seed
+from stability.core.schemas.checks import at_least, seed
 from stability.core.schemas.data import Data
 from stability.core.schemas.lang import Lang
 from stability.core.schemas.logger import Logger
@@ -54,12 +54,13 @@ class TrainConfig:
         self._check_reinit_layers()
 
     def _check_reinit_layers(self) -> None:
-        """At most the encoder's layers, where the encoder's depth is known without loading it
-        (`Model.encoder_depth`); else the run checks it once the model is built."""
-        if self.trainer.reinit_layers <= 0:
-            return
-        depth = self.model.encoder_depth()
-        if depth is not None:
+        """`trainer.reinit_layers` from 0 to the encoder's layers where these are known without
+        loading the model (`Model.encoder_depth`), one range whichever side a value falls; else
+        at least 0 here, and at most the layers once the run has built the model."""
+        depth = self.model.encoder_depth() if self.trainer.reinit_layers else None
+        if depth is None:
+            at_least("trainer.reinit_layers", self.trainer.reinit_layers, 0)
+        else:
             reinit_layers_within(self.trainer.reinit_layers, depth, self.model.name)
 
 

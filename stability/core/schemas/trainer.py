@@ -69,7 +69,7 @@ class Trainer:
         within("trainer.lr_decay_factor", self.lr_decay_factor, 0, 1, open_low=True)
         self._check_min_lr()
         self.eval_every = eval_steps(self.eval_every)
-        at_least("trainer.reinit_layers", self.reinit_layers, 0)
+        # reinit_layers: checked by the training config (`TrainConfig`), which knows the model's layers
         within("trainer.layer_lr_decay", self.layer_lr_decay, 0, 1, open_low=True, closed_high=True)
         within("trainer.mixout", self.mixout, 0, 1)
         at_least("trainer.pretrained_decay", self.pretrained_decay, 0)
