@@ -278,3 +278,18 @@ def test_the_min_lr_range_follows_the_learning_rate():
         dataclasses.replace(trainer, min_lr=2e-5)
     with pytest.raises(UserError, match=re.escape("(fix: pass trainer.min_lr=<a number in [0, 2e-05]>")):
         dataclasses.replace(trainer, min_lr=1e-4, learning_rate=2e-5)
+
+
+def test_the_plateau_floor_compares_the_base_rate_not_layer_wise_decays_lowest():
+    """With layer-wise decay the first group is the embeddings (η·ξ^L): its rate must not stop a
+    run whose min_lr is within [0, η]. Groups 0.01 (embeddings) and 0.1 (η), patience 0, factor
+    0.5, floor 0.05: cut after validations 2 and 3, η = 0.1, 0.05, 0.025, so only the third stops."""
+    import torch
+
+    from stability.finetune.schedules import LearningRate
+
+    weights = [torch.nn.Parameter(torch.zeros(1)), torch.nn.Parameter(torch.zeros(1))]
+    optimizer = torch.optim.SGD([{"params": [weights[0]], "lr": 0.01}, {"params": [weights[1]], "lr": 0.1}])
+    policy = LearningRate(optimizer, "constant", 0.0, 10, 0, 0.5, 0.05)
+    assert [policy.after_validation(0.5) for _ in range(3)] == [False, False, True]
+    assert policy.base_rates() == pytest.approx([0.0025, 0.025])
