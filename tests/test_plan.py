@@ -138,7 +138,7 @@ def test_compact_seeds():
     (["experiment=baseline", "plan.samples_per_second=fast"],
      "plan.samples_per_second='fast' is not a number"),
     (["experiment=baseline", "plan.expected_epochs=0"], "plan.expected_epochs=0.0 is out of range"),
-    (["experiment=baseline", "plan.samples_per_second=inf"], "plan.samples_per_second=inf is not finite"),
+    (["experiment=baseline", "plan.samples_per_second=inf"], "plan.samples_per_second=inf is out of range (fix: pass plan.samples_per_second=<a number > 0 or null>)"),
     (["plan.nokey=1"], "unknown key 'plan.nokey'"),
     (["trainer.no_such_key=1"], "unknown key 'trainer.no_such_key'"),
     (["seed=3..1"], "bad range 'seed=3..1'"),

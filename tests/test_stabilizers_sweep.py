@@ -68,7 +68,7 @@ def test_each_method_names_its_variant(overrides, variant):
     ("trainer.eval_every=often", "trainer.eval_every=epoch"),
     ("trainer.eval_every=0", "trainer.eval_every=epoch"),
     ("trainer.mixout=1.0", "trainer.mixout=<a number in [0, 1)>"),
-    ("trainer.layer_lr_decay=1.5", "trainer.layer_lr_decay=<a number in [0, 1]>"),
+    ("trainer.layer_lr_decay=1.5", "trainer.layer_lr_decay=<a number in (0, 1]>"),
 ])
 def test_a_wrong_method_value_is_one_line(tmp_path, override, fix):
     from helpers import assert_one_line_error

@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import difflib
 import itertools
+import math
 import re
 import shlex
 import typing
@@ -34,17 +35,21 @@ from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
 from stability.core.errors import UserError, first_line
-from stability.core.overrides import (CHECKED_FLAGS, MULTIRUN_FLAGS, PRINT_FLAGS, group_options, prepare_argv,
-                                      split_flags, user_config_dirs)
+from stability.core.overrides import (CHECKED_FLAGS, MAX_JOBS, MULTIRUN_FLAGS, PRINT_FLAGS, group_options,
+                                      prepare_argv, split_flags, user_config_dirs)
+from stability.core.progress import progress
 from stability.core.schemas.checks import EXAMPLE
 
 # The `_target_` of hydra/sweeper=basic, the only sweeper whose expansion the plan knows.
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+# Composing this many jobs or more shows a progress bar (on a terminal): seconds, up to minutes
+# at MAX_JOBS.
+PROGRESS_FROM = 100
 
 
 def sweep_jobs(arguments: list[Override]) -> list[list[str]]:
     """The basic sweeper's jobs: one value per key (a later override of a key replaces an
-    earlier one in its place), the cartesian product in key order."""
+    earlier one in its place), the cartesian product in key order; more than MAX_JOBS refused."""
     by_key: dict[str, list[str]] = {}
     for override in arguments:
         key = override.get_key_element()
@@ -55,7 +60,31 @@ def sweep_jobs(arguments: list[Override]) -> list[list[str]]:
         else:
             raise UserError(f"the basic sweeper cannot sweep '{override.input_line}'",
                             fix="list the values (key=a,b,c) or use an integer range key=a..b")
+    refuse_too_many(by_key)
     return [list(job) for job in itertools.product(*by_key.values())]
+
+
+def refuse_too_many(by_key: dict[str, list[str]]) -> None:
+    """A sweep of more than MAX_JOBS jobs as one UserError whose fix splits its most swept key,
+    so that each part fits: `seed=0..100000` of five languages into `seed=0..399`, `seed=400..799`, ..."""
+    count = math.prod(len(values) for values in by_key.values())
+    if count <= MAX_JOBS:
+        return
+    key, values = max(by_key.items(), key=lambda item: len(item[1]))
+    per_command = MAX_JOBS // (count // len(values))
+    numbers = [value.split("=", 1)[1] for value in values]
+    consecutive = all(re.fullmatch(r"-?\d+", n) for n in numbers) and \
+        [int(n) for n in numbers] == list(range(int(numbers[0]), int(numbers[0]) + len(numbers)))
+    if per_command and consecutive:
+        first = int(numbers[0])
+        split = (f"{key}={first}..{first + per_command - 1}, "
+                 f"then {key}={first + per_command}..{first + 2 * per_command - 1}, ...")
+    elif per_command:
+        split = f"at most {per_command} values of {key} in each"
+    else:
+        split = "fewer values of each swept key in each"
+    raise UserError(f"the sweep has {count:,} jobs, more than the {MAX_JOBS:,} one command composes and checks "
+                    f"before it starts", fix=f"run it as several sweeps: {split}")
 
 
 def job_overrides(master: DictConfig, task: list[Override], multirun: bool) -> list[list[str]]:
@@ -78,7 +107,7 @@ def _compose_jobs(config_name: str, hydra_lines: list[str], jobs: list[list[str]
     parser = OverridesParser.create()
     bases: dict[tuple[str, ...], DictConfig] = {}
     configs = []
-    for job in jobs:
+    for job in progress(jobs, desc="composing jobs", unit="job", enabled=len(jobs) >= PROGRESS_FROM):
         parsed = parser.parse_overrides(job)
         is_group = [override.package is not None or bool(group_options(override.key_or_group, config_dirs))
                     for override in parsed]

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Protocol
 from stability.core.atomic import atomic_path
 from stability.core.contenthash import sha256_of_file
 from stability.core.errors import UserError
+from stability.core.schemas.checks import symlink_loop
 from stability.core.schemas.data import Data, Download
 from stability.core.schemas.lang import Lang
 from stability.core.schemas.paths import Paths
@@ -80,6 +81,9 @@ class FileSource:
         relative = self.files[split]
         if self.root is not None:
             path = self.root / relative
+            if symlink_loop(path):
+                raise UserError(f"the {self.name} {split} file is a loop of symbolic links", path=path,
+                                fix=f"mend the link on its path that leads back to itself, or point {key} elsewhere")
             if not path.is_file():
                 raise UserError(f"missing {self.name} {split} file", path=path,
                                 fix=f"put the file there, point {key} elsewhere, "

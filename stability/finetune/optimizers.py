@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from stability.core.errors import UserError
+from stability.core.schemas.checks import within
 from stability.core.schemas.trainer import OPTIMIZERS
 from stability.finetune.modeling import encoder_layers
 
@@ -83,9 +84,7 @@ def parameter_groups(model: nn.Module, learning_rate: float, weight_decay: float
     learning_rate·ξ^(L−l), the embeddings learning_rate·ξ^L, everything else (pooler, classifier
     head) learning_rate, with ξ = layer_lr_decay. ξ = 1 gives one group "all" of every parameter.
     Every parameter is in exactly one group."""
-    if layer_lr_decay <= 0:
-        raise UserError(f"layer_lr_decay={layer_lr_decay} must be above 0",
-                        fix="use a decay in (0, 1]; 1 turns layer-wise decay off")
+    within("trainer.layer_lr_decay", layer_lr_decay, 0, 1, open_low=True, closed_high=True)  # as composing checks it
     if layer_lr_decay == 1.0:
         return [{"name": "all", "params": list(model.parameters()), "lr": learning_rate,
                  "weight_decay": weight_decay}]

@@ -8,6 +8,7 @@ is the plain one: fused AdamW over one parameter group at a constant rate, nothi
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
@@ -19,6 +20,8 @@ from stability.finetune.optimizers import build_optimizer
 from stability.finetune.pretrained_decay import PretrainedDecay
 from stability.finetune.reinit import reinit_top_layers
 from stability.finetune.schedules import LearningRate
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -58,6 +61,8 @@ def prepare(model: PreTrainedModel, trainer: Trainer, steps_per_epoch: int, init
     optimizer = build_optimizer(model, trainer.optimizer, trainer.learning_rate, trainer.weight_decay,
                                 trainer.layer_lr_decay)
     total = trainer.planned_steps(steps_per_epoch)
+    if (past_max := trainer.epochs_past_max(steps_per_epoch)) is not None:
+        log.info(past_max)
     rate = LearningRate(optimizer, trainer.schedule, trainer.warmup_ratio, total, trainer.lr_patience,
                         trainer.lr_decay_factor, trainer.min_lr)
     return Recipe(optimizer, rate, total, penalty, bool(trainer.mixout))

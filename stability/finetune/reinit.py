@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from stability.core.errors import UserError
+from stability.core.schemas.trainer import reinit_layers_within
 from stability.finetune.modeling import encoder_layers
 
 
@@ -25,9 +25,7 @@ def reinit_top_layers(model: PreTrainedModel, k: int) -> None:
     if k == 0:
         return
     layers = encoder_layers(model, "trainer.reinit_layers")
-    if not 0 < k <= len(layers):
-        raise UserError(f"trainer.reinit_layers={k}, but the encoder has {len(layers)} layers",
-                        fix=f"pass trainer.reinit_layers=<0 to {len(layers)}>")
+    reinit_layers_within(k, len(layers), model.name_or_path)
     targets: list[nn.Module] = list(layers[len(layers) - k:])
     pooler = getattr(model.base_model, "pooler", None)
     if pooler is not None:

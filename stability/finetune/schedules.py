@@ -49,7 +49,9 @@ class LearningRate:
 
     def after_validation(self, score: float) -> bool:
         """Feed the validation accuracy to the plateau rule; True when training must stop because
-        the first group's base rate fell below min_lr. Without lr_patience always False."""
+        the base rate η fell below min_lr. Without lr_patience always False. η is the largest
+        group's rate: with layer-wise decay the first group is the embeddings' η·ξ^L, whose floor
+        would stop a run that `trainer.min_lr <= trainer.learning_rate` lets start."""
         if self._plateau is None:
             return False
         groups = self._optimizer.param_groups
@@ -62,7 +64,7 @@ class LearningRate:
         for group, lr, old, new in zip(groups, current, old_bases, new_bases):
             group["lr"] = lr * new / old if new != old else lr
         self._schedule.base_lrs = new_bases
-        return new_bases[0] < self._min_lr
+        return max(new_bases) < self._min_lr
 
     def base_rates(self) -> list[float]:
         """The base rate of each parameter group (the schedule's factor not applied), for logging."""

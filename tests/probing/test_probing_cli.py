@@ -65,7 +65,7 @@ def test_bad_arguments(tmp_path, args, fragments):
     ("probe.heldout=train", "probe.heldout='train' is not known"),
     ("probe.pair_features=sum", "probe.pair_features='sum' is not known"),
     ("probe.folds=2", "probe.folds=2 is out of range (fix: pass probe.folds=<a number >= 3>)"),
-    ("probe.confidence=95", "probe.confidence=95.0 is out of range (fix: pass probe.confidence=<a number in [0, 1)>)"),
+    ("probe.confidence=95", "probe.confidence=95.0 is out of range (fix: pass probe.confidence=<a number in (0, 1)>)"),
     ("probe.batch_size=many", "probe.batch_size='many' is not an integer"),
     ("probe.l2=[x]", "'probe.l2=[x]': Value 'x' of type 'str' could not be converted to Float"),
     ("probe.device=gpu7", "probe.device='gpu7' is not a device"),

@@ -168,8 +168,8 @@ def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
 
 
 @pytest.mark.parametrize("option, fix", [
-    ("bootstrap=-1", "bootstrap=<a number >= 0>"), ("confidence=1", "confidence=<a number in [0, 1)>"),
-    ("confidence=0", "confidence=<a number > 0>"), ("flip_top=0", "flip_top=<a number >= 1>"),
+    ("bootstrap=-1", "bootstrap=<a number >= 0>"), ("confidence=1", "confidence=<a number in (0, 1)>"),
+    ("confidence=0", "confidence=<a number in (0, 1)>"), ("flip_top=0", "flip_top=<a number >= 1>"),
     ("constant_share=0.4", "constant_share=<a number in [0.5, 1]>"), ("compare=[rte]", "compare=[rte,rte+mnli10000]"),
 ])
 def test_out_of_range_option_exits_2_before_anything_is_written(tmp_path, capsys, option, fix):

@@ -23,7 +23,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import at_least, number, one_of, within
+from stability.core.schemas.checks import at_least, no_symlink_loop, number, one_of, seed, within
 from stability.core.schemas.nli import NliSet
 
 SOURCES = ("files", "builtin")
@@ -70,6 +70,7 @@ class Suite:
 
     def __post_init__(self) -> None:
         at_least("data.suite.n", self.n, 1, optional=True)
+        seed("data.suite.seed", self.seed)
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Mnli:
             raise UserError("data.mnli.feature needs a count and a presence",
                             fix="set data.mnli.n_samples=<int> and data.mnli.presence=<percent>")
         at_least("data.mnli.released_train_size", self.released_train_size, 1, optional=True)
+        seed("data.mnli.seed", self.seed)
 
 
 @dataclass
@@ -110,6 +112,7 @@ class Mix(NliSet, _Sampled):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        seed("data.mix.seed", self.seed)
         if parse_n_samples(self.n_samples, "data.mix.n_samples") != 0 and self.path is None:
             raise UserError("data.mix.n_samples needs a dataset to draw from",
                             fix="set data.mix.path (and name), e.g. experiment=translate_train")
@@ -134,6 +137,7 @@ class Data:
 
     def __post_init__(self) -> None:
         one_of("data.source", self.source, SOURCES)
+        no_symlink_loop("data.root", self.root)
         if parse_n_samples(self.mnli.n_samples) != 0 and parse_n_samples(self.mix.n_samples, "data.mix.n_samples") != 0:
             raise UserError("data.mnli.n_samples and data.mix.n_samples are both set",
                             fix="mix in one dataset at a time (set the other to 0)")

@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from stability.core.schemas.checks import above, at_least, folder, within
+from stability.core.schemas.checks import at_least, folder, within
 
 
 @dataclass
@@ -32,8 +32,7 @@ class DataQAConfig:
         at_least("min_words", self.min_words, 1)
         within("min_confidence", self.min_confidence, 0, 1, closed_high=True)
         at_least("min_word_length", self.min_word_length, 1)
-        above("near_threshold", self.near_threshold, 0)
-        within("near_threshold", self.near_threshold, 0, 1, closed_high=True)
+        within("near_threshold", self.near_threshold, 0, 1, open_low=True, closed_high=True)
 
 
 def register(store: ConfigStore) -> None:

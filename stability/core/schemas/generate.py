@@ -9,7 +9,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import folder, items_per_template
+from stability.core.schemas.checks import folder, items_per_template, seed
 
 
 @dataclass
@@ -28,6 +28,7 @@ class GenerateConfig:
 
     def __post_init__(self) -> None:
         self.n = items_per_template("n", self.n)
+        seed("seed", self.seed)
         folder("out", self.out)
         if self.suites_dir is not None and not Path(self.suites_dir).expanduser().is_dir():
             raise UserError(f"suites_dir={self.suites_dir} is not a folder",

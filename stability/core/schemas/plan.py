@@ -2,23 +2,13 @@
 other override is a training override, expanded as training would expand it."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from stability.core.errors import UserError
 from stability.core.schemas.checks import above
-
-
-def _positive_finite(key: str, value: float | None) -> None:
-    if value is None:
-        return
-    above(key, value, 0)
-    if not math.isfinite(value):
-        raise UserError(f"{key}={value!r} is not finite", fix=f"pass {key}=<a number > 0>")
 
 
 @dataclass
@@ -34,9 +24,9 @@ class PlanOptions:
     power_delta: float = 0.1
 
     def __post_init__(self) -> None:
-        _positive_finite("plan.samples_per_second", self.samples_per_second)
-        _positive_finite("plan.expected_epochs", self.expected_epochs)
-        _positive_finite("plan.power_delta", self.power_delta)
+        above("plan.samples_per_second", self.samples_per_second, 0, optional=True)
+        above("plan.expected_epochs", self.expected_epochs, 0, optional=True)
+        above("plan.power_delta", self.power_delta, 0)
 
 
 @dataclass

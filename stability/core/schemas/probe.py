@@ -12,7 +12,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import above, at_least, folder, one_of, within
+from stability.core.schemas.checks import above, at_least, folder, one_of, seed, within
 
 # annotator: the rule-based annotator labels every split; gold: the diagnostic set's categories
 LABEL_SOURCES = ("annotator", "gold")
@@ -66,13 +66,12 @@ class ProbeOptions:
             above("probe.l2", strength, 0)
         at_least("probe.min_positives", self.min_positives, 1)
         at_least("probe.folds", self.folds, 3)
-        at_least("probe.seed", self.seed, 0)
+        seed("probe.seed", self.seed)
         at_least("probe.batch_size", self.batch_size, 1)
         at_least("probe.max_iter", self.max_iter, 1)
         above("probe.tol", self.tol, 0)
         at_least("probe.bootstrap", self.bootstrap, 0)
-        above("probe.confidence", self.confidence, 0)
-        within("probe.confidence", self.confidence, 0, 1)
+        within("probe.confidence", self.confidence, 0, 1, open_low=True)
         check_device("probe.device", self.device)
         at_least("probe.cka_items", self.cka_items, 3, optional=True)
 

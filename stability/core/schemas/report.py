@@ -12,7 +12,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import EXAMPLE, above, at_least, within
+from stability.core.schemas.checks import EXAMPLE, above, at_least, seed, within
 
 
 # the reference method of "Which method stabilises what": the study's own recipe (trainer=jiant_superglue)
@@ -56,8 +56,8 @@ class ReportSchema:
                             fix="pass runs=DIR (an output folder of nli-stability train, or a tidy CSV), or runs=[DIR,FILE.csv]")
         self.dataqa = path_list("dataqa", self.dataqa)
         at_least("bootstrap", self.bootstrap, 0)
-        above("confidence", self.confidence, 0)
-        within("confidence", self.confidence, 0, 1)
+        within("confidence", self.confidence, 0, 1, open_low=True)
+        seed("random_state", self.random_state)
         at_least("flip_top", self.flip_top, 1)
         within("constant_share", self.constant_share, 0.5, 1, closed_high=True)
         at_least("aso_iterations", self.aso_iterations, 1)

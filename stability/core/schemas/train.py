@@ -15,12 +15,13 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from stability.core.errors import UserError
+from stability.core.schemas.checks import at_least, seed
 from stability.core.schemas.data import Data
 from stability.core.schemas.lang import Lang
 from stability.core.schemas.logger import Logger
 from stability.core.schemas.model import Model
 from stability.core.schemas.paths import Paths
-from stability.core.schemas.trainer import Trainer
+from stability.core.schemas.trainer import Trainer, reinit_layers_within
 
 
 @dataclass
@@ -48,6 +49,19 @@ class TrainConfig:
             raise UserError(f"the config of lang={self.lang.get('code')} names no schema",
                             fix="start its defaults list with one of stability/core/schemas/lang.py's "
                                 "schemas, e.g. `- /lang_schema@_here_`")
+        for key in ("seed", "seed_init", "seed_order"):
+            seed(key, getattr(self, key))
+        self._check_reinit_layers()
+
+    def _check_reinit_layers(self) -> None:
+        """`trainer.reinit_layers` from 0 to the encoder's layers where these are known without
+        loading the model (`Model.encoder_depth`), one range whichever side a value falls; else
+        at least 0 here, and at most the layers once the run has built the model."""
+        depth = self.model.encoder_depth() if self.trainer.reinit_layers else None
+        if depth is None:
+            at_least("trainer.reinit_layers", self.trainer.reinit_layers, 0)
+        else:
+            reinit_layers_within(self.trainer.reinit_layers, depth, self.model.name)
 
 
 def train_settings(cfg: DictConfig) -> TrainConfig:

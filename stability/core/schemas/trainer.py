@@ -66,15 +66,25 @@ class Trainer:
         one_of("trainer.schedule", self.schedule, SCHEDULES)
         within("trainer.warmup_ratio", self.warmup_ratio, 0, 1)
         at_least("trainer.lr_patience", self.lr_patience, 0, optional=True)
-        within("trainer.lr_decay_factor", self.lr_decay_factor, 0, 1)
-        above("trainer.lr_decay_factor", self.lr_decay_factor, 0)
-        at_least("trainer.min_lr", self.min_lr, 0)
+        within("trainer.lr_decay_factor", self.lr_decay_factor, 0, 1, open_low=True)
+        self._check_min_lr()
         self.eval_every = eval_steps(self.eval_every)
-        at_least("trainer.reinit_layers", self.reinit_layers, 0)
-        within("trainer.layer_lr_decay", self.layer_lr_decay, 0, 1, closed_high=True)
-        above("trainer.layer_lr_decay", self.layer_lr_decay, 0)
+        # reinit_layers: checked by the training config (`TrainConfig`), which knows the model's layers
+        within("trainer.layer_lr_decay", self.layer_lr_decay, 0, 1, open_low=True, closed_high=True)
         within("trainer.mixout", self.mixout, 0, 1)
         at_least("trainer.pretrained_decay", self.pretrained_decay, 0)
+
+    def _check_min_lr(self) -> None:
+        """With the plateau rule on, training stops after the first validation whose base rate
+        is below min_lr: above the learning rate, that is the first validation, and the run
+        would end after one epoch (or one interval) without a word."""
+        if self.lr_patience is None:
+            at_least("trainer.min_lr", self.min_lr, 0)
+            return
+        stops_at_once = (f"with trainer.lr_patience set, training stops at the first validation whose rate is "
+                         f"below trainer.min_lr, and trainer.learning_rate={self.learning_rate:g} is below it already")
+        within("trainer.min_lr", self.min_lr, 0, self.learning_rate, closed_high=True,
+               why=stops_at_once if self.min_lr > self.learning_rate else "", otherwise="trainer.lr_patience=null")
 
     @property
     def validation_steps(self) -> int | None:
@@ -88,6 +98,25 @@ class Trainer:
         total = steps_per_epoch * self.max_epochs
         every = self.validation_steps
         return total if every is None else math.ceil(total / every) * every
+
+    def epochs_past_max(self, steps_per_epoch: int) -> str | None:
+        """One line when validating every N steps makes a run train at least one whole epoch more
+        than max_epochs (a small training set under trainer=jiant_superglue's 1,000 steps: its
+        first validation comes after dozens of epochs), else None."""
+        planned, bound = self.planned_steps(steps_per_epoch), steps_per_epoch * self.max_epochs
+        if not steps_per_epoch or planned - bound < steps_per_epoch:
+            return None
+        return (f"this run trains {planned:,} steps, {planned / steps_per_epoch:.3g} epochs of {steps_per_epoch:,} steps "
+                f"(its training set at batch size {self.batch_size}), not trainer.max_epochs={self.max_epochs}: "
+                f"trainer.eval_every={self.eval_every} rounds training up to whole validations; "
+                f"trainer.eval_every=epoch keeps to max_epochs")
+
+
+def reinit_layers_within(reinit_layers: int, depth: int, model_name: str) -> None:
+    """`trainer.reinit_layers` at most the `depth` layers of the encoder `model_name`: checked when
+    composed where the depth is known (`TrainConfig`), else when the model is built."""
+    encoder = f"the encoder of model.name={model_name}" if model_name else "the encoder"
+    within("trainer.reinit_layers", reinit_layers, 0, depth, closed_high=True, why=f"{encoder} has {depth} layers")
 
 
 def eval_steps(value: object) -> str | int:
