@@ -96,20 +96,30 @@ def test_a_resume_after_a_data_change_is_refused_and_force_true_starts_over(kill
     assert predictions(run) == predictions(fresh / FRENCH_RUN)
 
 
-@pytest.mark.slow
-def test_a_checkpoint_without_its_identity_is_not_resumed_and_force_true_starts_over(killed_run, tmp_path):
-    """A checkpoint written before checkpoints kept their job's identity: whether its data is this
-    job's cannot be told, so it is refused rather than continued on a guess."""
-    _, run, args = _copy(killed_run, tmp_path)
-    checkpoint = run / "checkpoint" / "last.pt"
+def _without_identity(checkpoint: Path) -> str:
+    """As a checkpoint written before checkpoints kept their job's identity."""
     saved = torch.load(checkpoint, weights_only=False)
     del saved["identity"]
     torch.save(saved, checkpoint)
+    return "the checkpoint differs from this job in its config and input contents (not recorded: the checkpoint " \
+           "predates that)"
+
+
+def _truncated(checkpoint: Path) -> str:
+    checkpoint.write_bytes(checkpoint.read_bytes()[:1000])
+    return "unreadable checkpoint ("
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", [_without_identity, _truncated])
+def test_a_checkpoint_that_cannot_be_checked_is_not_resumed_and_force_true_starts_over(killed_run, tmp_path, damage):
+    """Whether such a checkpoint's data is this job's cannot be told: refused rather than continued on a guess."""
+    _, run, args = _copy(killed_run, tmp_path)
+    problem = damage(run / "checkpoint" / "last.pt")
     written = _files(run)
 
     refused = train_cli(args, tmp_path)
-    assert_one_line_error(refused, "the checkpoint differs from this job in its config and input contents "
-                                   "(not recorded: the checkpoint predates that)", "fix: force=true")
+    assert_one_line_error(refused, problem, "fix: force=true starts the run over")
     assert _files(run) == written
     forced = train_cli([*args, "force=true"], tmp_path)
     assert forced.returncode == 0, forced.stderr

@@ -23,7 +23,13 @@ label, premise, hypothesis, and a diagnostic item's fine categories), and per va
 k-th line of train_log.jsonl) `validation-<k>.parquet`, one row per item in the same order:
 P(entailment) as float16 and the predicted label. Training items carry what the training forward
 passes since the previous validation gave them (none: NaN and -1); the others what that
-validation's evaluation gave.
+validation's evaluation gave. Files are read by their number k, so a missing one is a gap
+(`Dynamics.missing`), never filled by the next.
+
+A run being trained with `trainer.resume=true` keeps `checkpoint/last.pt` (its format is
+`finetune.loop`'s; what it says of its job, `core.runmatch`'s). What an unfinished attempt left
+and the next does not continue is cleared before it starts (`RunDir.clear_leftovers`), so a
+redo's staging folder holds only what that redo wrote when it takes the run's place.
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ the configured batch size stays the global one; evaluation is sharded and gather
 from __future__ import annotations
 
 import copy
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from accelerate.utils import gather_object
 from transformers import PreTrainedModel
 
 from stability.core.atomic import atomic_path
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 from stability.core.metrics import accuracy
 from stability.core.progress import progress
 from stability.core.schemas.train import TrainConfig
@@ -250,8 +251,14 @@ def _save_checkpoint(path: Path | None, state: _State, model, optimizer, recipe:
 
 def saved_identity(path: Path) -> dict[str, Any] | None:
     """The identity the checkpoint at `path` was saved with; None for a checkpoint written before
-    checkpoints stored one. Memory-mapped: the weights it holds are not read."""
-    return torch.load(path, map_location="cpu", weights_only=False, mmap=True).get("identity")
+    checkpoints stored one. Memory-mapped: the weights it holds are not read. A checkpoint that does
+    not load (truncated, not one of ours) is a user error whose fix starts the run over."""
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as err:
+        raise UserError(f"unreadable checkpoint ({first_line(err)})", path=path,
+                        fix="force=true starts the run over from its first epoch") from None
+    return saved.get("identity") if isinstance(saved, dict) else None
 
 
 def _load_checkpoint(path: Path, model, optimizer, recipe: Recipe, accelerator: Accelerator) -> _State:

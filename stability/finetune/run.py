@@ -95,7 +95,12 @@ def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main:
     checkpoint = run_dir.checkpoint_path
     resumes = settings.trainer.resume and checkpoint.is_file()
     if resumes:
-        differences = checkpoint_differences(saved_identity(checkpoint), identity)
+        try:
+            differences = checkpoint_differences(saved_identity(checkpoint), identity)
+        except UserError as err:      # an unreadable checkpoint: what force=true starts over from
+            if not settings.force:
+                raise
+            differences = [err.problem]
         if differences and not settings.force:
             raise UserError(checkpoint_refusal(run_dir, differences))
         if differences:
