@@ -49,21 +49,25 @@ def _killed_after_first_epoch(args: list[str], run: Path, cwd: Path, sig: signal
     assert not (run / "metrics.json").exists()
 
 
+# relative to the command's folder, so a copy of the killed run and its data is the same job
+COPIED = [*FRENCH, "data.root=data", "paths.output_dir=outputs"]
+
+
 @pytest.fixture(scope="module")
-def killed_run(tmp_path_factory) -> tuple[Path, Path]:
-    """A French run with trainer.resume=true, Ctrl-C'd after its first epoch: (its data root, output folder)."""
+def killed_run(tmp_path_factory) -> Path:
+    """A folder holding `data/` and, in `outputs/`, a French run with trainer.resume=true that was
+    Ctrl-C'd after its first epoch."""
     root = tmp_path_factory.mktemp("killed")
-    data, out = builtin_release(root / "data", ["fr"]), root / "outputs"
-    _killed_after_first_epoch([*FRENCH, f"data.root={data}", f"paths.output_dir={out}"], out / FRENCH_RUN, root,
-                              signal.SIGINT)
-    return data, out
+    builtin_release(root / "data", ["fr"])
+    _killed_after_first_epoch(COPIED, root / "outputs" / FRENCH_RUN, root, signal.SIGINT)
+    return root
 
 
-def _copy(killed: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, list[str]]:
-    """The killed run and its data copied under `tmp_path`: (training file, run folder, the command's args)."""
-    data, out = (shutil.copytree(path, tmp_path / path.name, symlinks=True) for path in killed)
-    return next(Path(data).rglob("train_fr.jsonl")), Path(out) / FRENCH_RUN, \
-        [*FRENCH, f"data.root={data}", f"paths.output_dir={out}"]
+def _copy(killed: Path, tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """The killed run and its data copied into `tmp_path`: (training file, run folder, the command's args)."""
+    for name in ("data", "outputs"):
+        shutil.copytree(killed / name, tmp_path / name, symlinks=True)
+    return next((tmp_path / "data").rglob("train_fr.jsonl")), tmp_path / "outputs" / FRENCH_RUN, COPIED
 
 
 @pytest.mark.slow
@@ -78,7 +82,7 @@ def test_a_resume_after_a_data_change_is_refused_and_force_true_starts_over(kill
 
     refused = train_cli(args, tmp_path)
     assert_one_line_error(refused, f"{run / 'checkpoint' / 'last.pt'}: the checkpoint differs from this job in "
-                                   f"train ({train}): content {before[:8]} -> {after[:8]}",
+                                   f"train ({train.relative_to(tmp_path)}): content {before[:8]} -> {after[:8]}",
                           "fix: force=true starts the run over")
     assert _files(run) == written                      # the checkpoint and the log of epoch 1 as they were
 
@@ -91,7 +95,6 @@ def test_a_resume_after_a_data_change_is_refused_and_force_true_starts_over(kill
     assert not (run / "checkpoint" / "last.pt").exists()
     # epochs 2 and 3 were not trained on top of epoch 1 of the old data: a run of the new data from scratch
     fresh = tmp_path / "fresh"
-    args = [arg for arg in args if not arg.startswith("paths.output_dir=")]
     assert train_cli([*args, f"paths.output_dir={fresh}"], tmp_path).returncode == 0
     assert predictions(run) == predictions(fresh / FRENCH_RUN)
 
