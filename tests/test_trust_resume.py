@@ -70,8 +70,17 @@ def _copy(killed: Path, tmp_path: Path) -> tuple[Path, Path, list[str]]:
     return next((tmp_path / "data").rglob("train_fr.jsonl")), tmp_path / "outputs" / FRENCH_RUN, COPIED
 
 
+def _forced(args: list[str]) -> list[str]:
+    return [*args, "force=true"]
+
+
+def _not_resumed(args: list[str]) -> list[str]:
+    return [arg.replace("trainer.resume=true", "trainer.resume=false") for arg in args]
+
+
 @pytest.mark.slow
-def test_a_resume_after_a_data_change_is_refused_and_force_true_starts_over(killed_run, tmp_path):
+@pytest.mark.parametrize("fix, said", [(_forced, "[restart]"), (_not_resumed, "removed checkpoint")])
+def test_a_resume_after_a_data_change_is_refused_and_either_fix_starts_over(killed_run, tmp_path, fix, said):
     train, run, args = _copy(killed_run, tmp_path)
     before = contenthash.sha256_of_file(train)
     rows = [json.loads(line) for line in train.read_text(encoding="utf-8").splitlines()]
@@ -83,12 +92,12 @@ def test_a_resume_after_a_data_change_is_refused_and_force_true_starts_over(kill
     refused = train_cli(args, tmp_path)
     assert_one_line_error(refused, f"{run / 'checkpoint' / 'last.pt'}: the checkpoint differs from this job in "
                                    f"train ({train.relative_to(tmp_path)}): content {before[:8]} -> {after[:8]}",
-                          "fix: force=true starts the run over")
+                          "fix: force=true starts the run over", "trainer.resume=false does so")
     assert _files(run) == written                      # the checkpoint and the log of epoch 1 as they were
 
-    forced = train_cli([*args, "force=true"], tmp_path)   # the fix, as typed
-    assert forced.returncode == 0, forced.stderr
-    assert "epoch 1:" in forced.stdout and "[restart]" in forced.stdout
+    fixed = train_cli(fix(args), tmp_path)            # the fix, as typed
+    assert fixed.returncode == 0, fixed.stderr
+    assert "epoch 1:" in fixed.stdout and said in fixed.stdout
     record = RunDir(run).read_record()
     assert record.inputs["train"]["sha256"] == after and record.epochs_trained == 3
     assert [entry["epoch"] for entry in RunDir(run).read_train_log()] == [1, 2, 3]

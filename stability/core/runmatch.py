@@ -126,7 +126,8 @@ def checkpoint_refusal(run: RunDir, differences: list[str]) -> str:
     """The one line that refuses to continue the checkpoint in `run` for a job it differs from."""
     return (f"{run.checkpoint_path}: the checkpoint differs from this job in {'; '.join(differences)}, so "
             f"trainer.resume=true would continue it on what this job reads (fix: force=true starts the run over "
-            f"from its first epoch, replacing the checkpoint)")
+            f"from its first epoch, replacing the checkpoint; in a sweep, trainer.resume=false does so without redoing "
+            f"its finished runs)")
 
 
 def leaves(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

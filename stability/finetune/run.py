@@ -1,6 +1,7 @@
 """One run: load -> tokenize (cached) -> train -> evaluate -> write the run directory."""
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import time
@@ -8,7 +9,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from accelerate import Accelerator
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, read_write
 
 from stability.core.metrics import accuracy, majority_share, mcc, score_diagnostic
 from stability.core.fingerprints import tokenizer_fingerprint
@@ -82,9 +83,10 @@ def _keeping_artefacts(run_dir: RunDir, settings: TrainConfig,
         return settings, composed
     log.info("[redo] %s: also %s, as the finished run has them", run_dir.path,
              " and ".join(f"trainer.{key}=true" for key in kept))
-    composed = composed.copy()
-    for key in kept:
-        composed.trainer[key] = True
+    composed = copy.deepcopy(composed)
+    with read_write(composed):
+        for key in kept:
+            composed.trainer[key] = True
     return replace(settings, trainer=replace(settings.trainer, **dict.fromkeys(kept, True))), composed
 
 
