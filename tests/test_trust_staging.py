@@ -24,9 +24,9 @@ ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
 
 
 def _files(run: Path) -> dict[str, bytes]:
-    """Every file of a run folder but Hydra's own (.hydra/, train.log), by relative path."""
+    """Every file of a run folder but Hydra's own (.hydra/, train.log) and the writer's lock, by relative path."""
     return {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*")
-            if p.is_file() and ".hydra" not in p.parts and p.name != "train.log"}
+            if p.is_file() and ".hydra" not in p.parts and p.name not in ("train.log", "run.lock")}
 
 
 def _kill_when(args: list[str], cwd: Path, ready) -> None:
