@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -173,16 +174,16 @@ def write_run(root: Path, seed: int, precision_ran: str | None, variant: str = "
     return run.path
 
 
-def test_the_report_refuses_to_pool_runs_of_one_variant_in_two_precisions(tmp_path, capsys):
+def test_the_report_refuses_to_pool_runs_of_one_variant_in_two_precisions(tmp_path, capsys, monkeypatch):
     runs_dir = tmp_path / "runs"
     write_run(runs_dir, 0, "bf16")
     write_run(runs_dir, 1, "float32")
     write_run(runs_dir, 2, "bf16")
     write_run(runs_dir, 3, None)                   # says nothing: matches either
     folder = runs_dir / "en" / "rte" / "precision-auto"
+    fix = f"runs=[{folder / 'seed0'},{folder / 'seed2'}] out=report-bf16"
     line = (f"{folder}: 4 runs of en / rte / precision-auto trained in different precisions: bf16 in seed0, "
-            "float32 in seed1 (fix: rerun them with trainer.mixed_precision=bf16 or =no, or report them from "
-            "separate folders)")
+            f"float32 in seed1 (fix: report each precision's runs apart, e.g. {fix})")
     with pytest.raises(UserError) as refused:
         collect([runs_dir])
     assert str(refused.value) == line
@@ -191,6 +192,11 @@ def test_the_report_refuses_to_pool_runs_of_one_variant_in_two_precisions(tmp_pa
     assert stop.value.code == 2
     assert capsys.readouterr().err.splitlines() == [f"error: {line}"]
     assert not (tmp_path / "report").exists()
+    # the fix, typed as written: the bf16 runs alone are reported
+    monkeypatch.chdir(tmp_path)
+    report_main([*fix.split(), "bootstrap=0", "figures=false"])
+    summary = pd.read_csv(tmp_path / "report-bf16" / "summary.csv")
+    assert summary["n_seeds"].unique().tolist() == [2]
 
 
 def test_one_precision_per_variant_is_pooled_and_old_records_read_their_config(tmp_path):

@@ -13,6 +13,12 @@ command refuses, naming the config keys and the input contents that differ
   weights (`trainer.save_model=true`) or training dynamics (`trainer.dynamics=true`) are asked
   for and the run has none.
 - *other*: anything else differs.
+
+A checkpoint (`trainer.resume=true`) is judged the same way before a run continues from it: it
+carries its attempt's identity (`checkpoint_identity`: the semantic config and its fingerprint, the
+input contents, and whether dynamics were recorded), and a run resumes only from one whose
+identity equals the job's (`checkpoint_differences`); otherwise it refuses (`force=true` starts
+over), since epochs of the old data or config would be continued on the new.
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from typing import Any, Iterator, Mapping
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
-from stability.core.runrecord import RunDir, config_fingerprint, semantic_config
+from stability.core.runrecord import RunDir, config_fingerprint, config_fingerprints, semantic_config
 
 ABSENT, SAME, RECORD_MORE, OTHER = "absent", "same", "record more", "other"
 # keys whose change adds to what a run records after training, not to what it learns
@@ -58,7 +64,7 @@ def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool =
         record = run.read_record()
     except UserError as err:  # an unreadable metrics.json: no finished run to keep
         return Verdict(ABSENT, (err.problem,))
-    keys = [] if record.config_fingerprint == config_fingerprint(composed) else _changed_keys(run, composed)
+    keys = [] if record.config_fingerprint in config_fingerprints(composed) else _changed_keys(run, composed)
     contents = changed_inputs(record.inputs, inputs)
     if not keys and not contents:
         lacking = (needs_model and not run.has_model()) or (needs_dynamics and not run.has_dynamics())
@@ -83,13 +89,47 @@ def changed_inputs(recorded: Inputs, job: Inputs) -> list[tuple[str, str]]:
 def _changed_keys(run: RunDir, composed: DictConfig) -> list[str]:
     """`key: old -> new` for each config value the finished run and the job differ in."""
     try:
-        before = dict(leaves(semantic_config(run.read_config())))
+        before = semantic_config(run.read_config())
     except UserError:
         return ["config.yaml (unreadable) -> this job's config"]
-    after = dict(leaves(semantic_config(composed)))
-    keys = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
-    return [f"{key}: {before.get(key)} -> {after.get(key)}" for key in keys] or \
+    return _key_differences(before, semantic_config(composed))
+
+
+def _key_differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """`key: old -> new` for each leaf two semantic configs differ in (never empty: called on
+    configs whose fingerprints differ)."""
+    old, new = dict(leaves(before)), dict(leaves(after))
+    keys = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
+    return [f"{key}: {old.get(key)} -> {new.get(key)}" for key in keys] or \
         ["the config fingerprint (the same values, written differently)"]
+
+
+def checkpoint_identity(composed: DictConfig, inputs: Inputs, dynamics: bool) -> dict[str, Any]:
+    """What a checkpoint stores of the attempt that wrote it, for `checkpoint_differences`."""
+    semantic = semantic_config(composed)
+    return {"config_fingerprint": config_fingerprint(composed), "config": semantic,
+            "inputs": {role: dict(entry) for role, entry in inputs.items()}, "dynamics": dynamics}
+
+
+def checkpoint_differences(saved: Mapping[str, Any] | None, job: Mapping[str, Any]) -> list[str]:
+    """What differs between a checkpoint's identity (None: one written before checkpoints kept it)
+    and the job's (`checkpoint_identity`); empty when the job may continue from it."""
+    if saved is None:
+        return ["its config and input contents (not recorded: the checkpoint predates that)"]
+    keys = [] if saved["config_fingerprint"] == job["config_fingerprint"] else \
+        _key_differences(saved["config"], job["config"])
+    contents = [line for _, line in changed_inputs(saved["inputs"], job["inputs"])]
+    recorded = [] if saved["dynamics"] == job["dynamics"] else \
+        [f"trainer.dynamics: {saved['dynamics']} -> {job['dynamics']}"]
+    return contents + keys + recorded
+
+
+def checkpoint_refusal(run: RunDir, differences: list[str]) -> str:
+    """The one line that refuses to continue the checkpoint in `run` for a job it differs from."""
+    return (f"{run.checkpoint_path}: the checkpoint differs from this job in {'; '.join(differences)}, so "
+            f"trainer.resume=true would continue it on what this job reads (fix: force=true starts the run over "
+            f"from its first epoch, replacing the checkpoint; in a sweep, trainer.resume=false does so without redoing "
+            f"its finished runs)")
 
 
 def leaves(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

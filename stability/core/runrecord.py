@@ -23,13 +23,21 @@ label, premise, hypothesis, and a diagnostic item's fine categories), and per va
 k-th line of train_log.jsonl) `validation-<k>.parquet`, one row per item in the same order:
 P(entailment) as float16 and the predicted label. Training items carry what the training forward
 passes since the previous validation gave them (none: NaN and -1); the others what that
-validation's evaluation gave.
+validation's evaluation gave. Files are read by their number k, so a missing one is a gap
+(`Dynamics.missing`), never filled by the next.
+
+A run being trained with `trainer.resume=true` keeps `checkpoint/last.pt` (its format is
+`finetune.loop`'s; what it says of its job, `core.runmatch`'s). What an unfinished attempt left
+and the next does not continue is cleared before it starts (`RunDir.clear_leftovers`), so a
+redo's staging folder holds only what that redo wrote when it takes the run's place.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +62,7 @@ _MODEL_DIR = "model"
 _DYNAMICS_DIR = "dynamics"
 _DYNAMICS_ITEMS = "items.parquet"
 _DYNAMICS_VALIDATION = "validation-{:04d}.parquet"
+_DYNAMICS_VALIDATION_NUMBER = re.compile(r"validation-(\d+)\.parquet")
 DYNAMICS_SPLITS = ("train", "validation", "diagnostic")
 _ITEM_COLUMNS = ("split", "idx", "label", "premise", "hypothesis", "categories")
 # held while a process trains the run (`stability.core.runlock`): one writer per run
@@ -100,7 +109,15 @@ OFF_VALUES: dict[str, Any] = {
 # The same for the keys added to every NLI dataset node (`schemas.nli.NliSet`): a train_set, mix
 # or extra_eval entry at these values reads what it read before they existed.
 NLI_SET_OFF_VALUES: dict[str, Any] = {"delimiter": None, "where": {}}
+# Keys that change no result but were hashed before that was noticed: hashed at their first
+# value whatever the job sets, so every run keeps the fingerprint a run with that value always
+# had. `trainer.resume` continues a killed run to the result of an uninterrupted one (tested), so
+# `trainer.resume=true` on a finished sweep skips its runs. A run finished with another of the
+# values before recorded that value's fingerprint, which `config_fingerprints` still accepts.
+HASHED_AT: dict[str, tuple[Any, ...]] = {"trainer.resume": (False, True)}
 _RERUN = "delete the run directory and run it again"
+# for files of a finished run that can be made again: the run itself is kept, under replaced/
+_REDO = "run its training command again with force=true, which keeps this run under replaced/"
 # a record's `precision` for accelerate's mixed_precision (`trainer.mixed_precision` once resolved)
 PRECISIONS = {"no": "float32", "fp16": "fp16", "bf16": "bf16"}
 
@@ -155,12 +172,20 @@ class Dynamics:
     `premise`, `hypothesis`, `categories` (a diagnostic item's fine categories; empty otherwise).
     Row v of `prob_entailment` and `pred` is the v-th validation
     (train_log.jsonl line v+1); a training item the training passes did not reach since the
-    previous validation has NaN and -1 there.
+    previous validation has NaN and -1 there, and so has every item of a validation whose file is
+    missing (`missing`), so no later validation takes its place.
     """
 
     items: pd.DataFrame
     prob_entailment: np.ndarray     # (validations, items), float32 read from float16
     pred: np.ndarray                # (validations, items), int8
+    # validations (1-based) the train log has but whose file is absent: their rows are NaN and -1
+    missing: tuple[int, ...] = ()
+
+    @property
+    def recorded(self) -> np.ndarray:
+        """Per validation (row), whether its predictions were read: False for a `missing` one."""
+        return ~np.isin(np.arange(1, len(self.pred) + 1), self.missing)
 
     def columns(self, split: str) -> np.ndarray:
         """Positions of `split`'s items in `items` (and the matrices' columns)."""
@@ -304,6 +329,28 @@ class RunDir:
 
     # -- written while the run trains ------------------------------------------------------
 
+    def clear_leftovers(self, resumed: bool, dynamics: bool) -> list[str]:
+        """Make this unfinished run directory hold only what the attempt about to start continues,
+        so nothing a killed attempt (or a hand) left is taken for this attempt's: weights and
+        predictions go (the attempt writes its own once it finishes), and unless the attempt
+        resumes from the checkpoint here, so do the checkpoint and the dynamics (`dynamics`: the
+        resumed attempt records them, and `start_dynamics` keeps the validations its checkpoint
+        holds). A staging folder that is not resumed is emptied whole. Returns what was removed."""
+        if self.path.name == _STAGING_DIR and not resumed:
+            removed = sorted(path.name for path in self.path.iterdir()) if self.path.is_dir() else []
+            shutil.rmtree(self.path, ignore_errors=True)
+            return removed
+        names = [_MODEL_DIR, _PREDICTIONS_FILE]
+        names += [] if resumed else [_CHECKPOINT.parts[0]]
+        names += [] if resumed and dynamics else [_DYNAMICS_DIR]
+        removed = [name for name in names if (self.path / name).exists()]
+        for name in removed:
+            if (self.path / name).is_dir():
+                shutil.rmtree(self.path / name)
+            else:
+                (self.path / name).unlink()
+        return removed
+
     def write_config(self, cfg: DictConfig) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.path / _CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))
@@ -331,8 +378,9 @@ class RunDir:
 
         folder = self.path / _DYNAMICS_DIR
         folder.mkdir(parents=True, exist_ok=True)
-        for path in self._validation_files()[validations_kept:]:
-            path.unlink()
+        for number, path in self._validation_files().items():
+            if number > validations_kept:
+                path.unlink()
         table = pa.Table.from_pandas(items[list(_ITEM_COLUMNS)], preserve_index=False)
         with atomic_path(folder / _DYNAMICS_ITEMS) as tmp:
             pq.write_table(table.cast(_items_schema()), tmp)
@@ -359,24 +407,30 @@ class RunDir:
         if not self.has_dynamics():
             return None
         folder = self.path / _DYNAMICS_DIR
+        files = self._validation_files()
         try:
             items = pq.read_table(folder / _DYNAMICS_ITEMS).to_pandas()
-            tables = [pq.read_table(path) for path in self._validation_files()]
+            tables = {number: pq.read_table(path) for number, path in files.items()}
         except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
-            raise UserError(f"unreadable training dynamics ({first_line(err)})", path=folder, fix=_RERUN) from None
-        shape = (len(tables), len(items))
-        prob = np.empty(shape, dtype=np.float32)
-        pred = np.empty(shape, dtype=np.int8)
-        for row, table in enumerate(tables):
+            raise UserError(f"unreadable training dynamics ({first_line(err)})", path=folder, fix=_REDO) from None
+        # validations are matched by their number: one whose file is missing is a gap, not the next one
+        n_validations = max([len(self.read_train_log()), *files])
+        prob = np.full((n_validations, len(items)), np.nan, dtype=np.float32)
+        pred = np.full((n_validations, len(items)), -1, dtype=np.int8)
+        for number, table in tables.items():
             if table.num_rows != len(items):
-                raise UserError(f"validation {row + 1} has {table.num_rows} rows for {len(items)} items",
-                                path=folder, fix=_RERUN)
-            prob[row] = table.column("prob_entailment").to_numpy().astype(np.float32)
-            pred[row] = table.column("pred").to_numpy()
-        return Dynamics(items, prob, pred)
+                raise UserError(f"validation {number} has {table.num_rows} rows for {len(items)} items",
+                                path=files[number], fix=_REDO)
+            prob[number - 1] = table.column("prob_entailment").to_numpy().astype(np.float32)
+            pred[number - 1] = table.column("pred").to_numpy()
+        return Dynamics(items, prob, pred, tuple(n for n in range(1, n_validations + 1) if n not in tables))
 
-    def _validation_files(self) -> list[Path]:
-        return sorted((self.path / _DYNAMICS_DIR).glob(_DYNAMICS_VALIDATION.replace("{:04d}", "*")))
+    def _validation_files(self) -> dict[int, Path]:
+        """The validation files by their number, in order (`validation-0003.parquet` is 3)."""
+        folder = self.path / _DYNAMICS_DIR
+        matches = [(_DYNAMICS_VALIDATION_NUMBER.fullmatch(path.name), path)
+                   for path in folder.iterdir()] if folder.is_dir() else []
+        return dict(sorted((int(match[1]), path) for match, path in matches if match and int(match[1]) > 0))
 
 
     def is_finished(self) -> bool:
@@ -455,7 +509,8 @@ def iter_runs(root: str | Path) -> Iterator[RunDir]:
 
 
 def semantic_config(composed: DictConfig) -> dict[str, Any]:
-    """The resolved config minus bookkeeping keys and keys nothing reads: what the fingerprint hashes."""
+    """The resolved config minus bookkeeping keys and keys nothing reads, with `HASHED_AT`'s keys
+    at their one value: what the fingerprint hashes."""
     resolved = OmegaConf.to_container(composed, resolve=True)
     assert isinstance(resolved, dict)
     ignored = NON_SEMANTIC_KEYS + unread_keys(composed)
@@ -469,6 +524,8 @@ def semantic_config(composed: DictConfig) -> dict[str, Any]:
         for key, off in NLI_SET_OFF_VALUES.items():
             if isinstance(node, dict) and node.get(key, off) == off:
                 node.pop(key, None)
+    for dotted, (hashed, *_) in HASHED_AT.items():
+        _replace_key(resolved, dotted, hashed)
     return resolved
 
 
@@ -483,9 +540,35 @@ def config_fingerprint(composed: DictConfig) -> str:
     return fingerprint(semantic_config(composed))
 
 
+def config_fingerprints(composed: DictConfig) -> set[str]:
+    """Every fingerprint a run of this computation may have recorded: `config_fingerprint`, and
+    those of runs finished before a `HASHED_AT` key was fixed, with the key at another value."""
+    semantic = semantic_config(composed)
+    found = {fingerprint(semantic)}
+    for dotted, (_, *others) in HASHED_AT.items():
+        for value in others:
+            other = copy.deepcopy(semantic)
+            if _replace_key(other, dotted, value):
+                found.add(fingerprint(other))
+    return found
+
+
 def fingerprint(value: Any) -> str:
     """The sha256 of a JSON-able value written canonically (sorted keys): equal value, equal hash."""
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _replace_key(config: dict[str, Any], dotted: str, value: Any) -> bool:
+    """Set `a.b.c` where it is present (a hand-made config may lack it); whether it was."""
+    *parents, last = dotted.split(".")
+    for key in parents:
+        config = config.get(key)
+        if not isinstance(config, dict):
+            return False
+    if last not in config:
+        return False
+    config[last] = value
+    return True
 
 
 def _drop_key(config: dict[str, Any], dotted: str) -> None:

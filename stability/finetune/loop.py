@@ -6,10 +6,11 @@ the configured batch size stays the global one; evaluation is sharded and gather
 from __future__ import annotations
 
 import copy
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 import torch
@@ -18,7 +19,7 @@ from accelerate.utils import gather_object
 from transformers import PreTrainedModel
 
 from stability.core.atomic import atomic_path
-from stability.core.errors import UserError
+from stability.core.errors import UserError, first_line
 from stability.core.metrics import accuracy
 from stability.core.progress import progress
 from stability.core.records import labels_from_probability
@@ -104,13 +105,15 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
           settings: TrainConfig, accelerator: Accelerator, pad_id: int, checkpoint: Path | None,
           on_validation: Callable[[dict], None],
           on_resume: Callable[[list[dict]], None], name: str = "train",
-          dynamics: DynamicsRecorder | None = None) -> TrainResult:
+          dynamics: DynamicsRecorder | None = None, identity: Mapping[str, Any] | None = None) -> TrainResult:
     """Train up to max_epochs, validating after each epoch or every `trainer.eval_every` steps;
     stop after `patience` validations without a better accuracy (or once jiant's plateau rule
     takes the rate below `min_lr`), and leave the model holding the best validation's weights.
     `on_resume` receives the validations a checkpoint already holds, which may be fewer than a
     killed run had logged. `name` labels the progress bars. `dynamics`, when given, sees every
-    training pass and records each validation (`stability.finetune.dynamics`)."""
+    training pass and records each validation (`stability.finetune.dynamics`). `identity`, what
+    the run is (`core.runmatch.checkpoint_identity`), is stored in every checkpoint, so a resume
+    can tell whether the checkpoint is of the same job (`saved_identity`)."""
     trainer = settings.trainer
     world = accelerator.num_processes
     if trainer.batch_size % world:
@@ -163,7 +166,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
                 stop = _validate(model, val_split, settings, accelerator, pad_id, name, state, recipe,
                                  epoch, loss_sum.item() / steps, segment_start, started, on_validation, dynamics)
                 stop = stop or state.step >= recipe.total_steps
-                _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator)
+                _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator, identity)
                 if stop:
                     break
                 _seed_dropout(settings.seed_init, epoch, state)
@@ -176,7 +179,7 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
             stop = _validate(model, val_split, settings, accelerator, pad_id, name, state, recipe, epoch,
                              loss_sum.item() / steps if steps else float("nan"), segment_start, started,
                              on_validation, dynamics)
-            _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator)
+            _save_checkpoint(checkpoint, state, model, optimizer, recipe, accelerator, identity)
         if stop:
             break
     if state.best_weights is not None:
@@ -231,21 +234,34 @@ def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator
 
 
 def _save_checkpoint(path: Path | None, state: _State, model, optimizer, recipe: Recipe,
-                     accelerator: Accelerator) -> None:
-    """Atomically store the state, so a killed run resumes where it stood (main process only)."""
+                     accelerator: Accelerator, identity: Mapping[str, Any] | None) -> None:
+    """Atomically store the state and the run's identity, so a killed run resumes where it stood
+    (main process only)."""
     if path is None or not accelerator.is_main_process:
         return
     with atomic_path(path) as tmp:
         torch.save({"model": accelerator.unwrap_model(model).state_dict(), "optimizer": optimizer.state_dict(),
-                    "learning_rate": recipe.learning_rate.state_dict(), "state": state}, tmp)
+                    "learning_rate": recipe.learning_rate.state_dict(), "state": state,
+                    "identity": None if identity is None else dict(identity)}, tmp)
+
+
+def saved_identity(path: Path) -> dict[str, Any] | None:
+    """The identity the checkpoint at `path` was saved with; None for a checkpoint written before
+    checkpoints stored one. Memory-mapped: the weights it holds are not read. A checkpoint that does
+    not load (truncated, not one of ours) is a user error whose fix starts the run over."""
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as err:
+        raise UserError(f"unreadable checkpoint ({first_line(err)})", path=path,
+                        fix="force=true starts the run over from its first epoch") from None
+    return saved.get("identity") if isinstance(saved, dict) else None
 
 
 def _load_checkpoint(path: Path, model, optimizer, recipe: Recipe, accelerator: Accelerator) -> _State:
+    """The state a checkpoint of this job holds (`run.py` has compared its identity with the job's:
+    older checkpoints, of other formats, are never resumed)."""
     saved = torch.load(path, map_location="cpu", weights_only=False)
     accelerator.unwrap_model(model).load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
-    if "state" not in saved:
-        # written before the stabilisation methods: after an epoch, at a constant rate (no schedule state)
-        return _State(saved["result"], saved["best_weights"], saved["stale"], epoch=saved["epoch"] + 1)
     recipe.learning_rate.load_state_dict(saved["learning_rate"])
     return saved["state"]

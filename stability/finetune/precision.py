@@ -4,17 +4,23 @@ float32 elsewhere.
 bf16 pays only with hardware support: CUDA devices of compute capability 8.0 or more (A100, H100,
 RTX 30xx on), and CPUs with AVX512-BF16 or AMX. Elsewhere torch emulates it, several times
 slower than float32, so `auto` never chooses it there. What ran is recorded in the run's
-`precision` (`core.runrecord`).
+`precision` (`core.runrecord`); a precision the device does not run (fp16 on a CPU) is refused
+(`refuse_precision_not_run`).
 """
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import torch
 
+from stability.core.errors import UserError
 from stability.core.runrecord import PRECISIONS
 from stability.core.schemas.trainer import AUTO_PRECISION
 from stability.finetune.distributed import launch_world_size
+
+if TYPE_CHECKING:
+    from accelerate import Accelerator
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +86,20 @@ def resolve_mixed_precision(requested: str, device: torch.device) -> str:
     resolved = "bf16" if bf16 else "no"
     log.info("trainer.mixed_precision=auto: %s on %s (%s)", PRECISIONS[resolved], device, _reason(device, bf16))
     return resolved
+
+
+def refuse_precision_not_run(requested: str, accelerator: Accelerator) -> None:
+    """Refuse a mixed precision the accelerator will not run: accelerate turns fp16 off on a CPU
+    without a word (its `native_amp` stays False) and trains in float32.
+
+    Refused rather than recorded as float32 with a warning: the run's variant (`precision-fp16`,
+    its folder) names the precision asked for, so a float32 run there would sit in a condition it
+    did not run, beside true fp16 runs made on a GPU under the same name; refused, nothing is
+    written and the fix names a precision that runs here."""
+    if accelerator.mixed_precision != "no" and not accelerator.native_amp:
+        raise UserError(f"trainer.mixed_precision={requested} does not run on {accelerator.device.type} "
+                        f"(accelerate would train in float32)",
+                        fix="trainer.mixed_precision=no trains in float32, trainer.mixed_precision=bf16 in bf16")
 
 
 def _reason(device: torch.device, bf16: bool) -> str:

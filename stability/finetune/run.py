@@ -1,14 +1,15 @@
 """One run: load -> tokenize (cached) -> train -> evaluate -> write the run directory."""
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from accelerate import Accelerator
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, read_write
 
 from stability.core.metrics import accuracy, majority_share, mcc, score_diagnostic
 from stability.core.fingerprints import tokenizer_fingerprint
@@ -16,8 +17,9 @@ from stability.core.provenance import environment
 from stability.core.errors import UserError
 from stability.core.identity import group_choices
 from stability.core.jobrecord import utc_now
-from stability.core.runmatch import OTHER, SAME, judge
 from stability.core.records import labels_from_probability
+from stability.core.runmatch import (OTHER, RECORD_MORE, SAME, checkpoint_differences, checkpoint_identity,
+                                     checkpoint_refusal, judge)
 from stability.core.runrecord import PRECISIONS, Prediction, RunDir, RunRecord, config_fingerprint
 from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
@@ -26,9 +28,10 @@ from stability.data.loading import load_run_datasets
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.dynamics import DynamicsRecorder, DynamicsWriter
 from stability.finetune.encoding import EncodedSplit, encode
-from stability.finetune.loop import predict_entailment_probability, train
+from stability.finetune.loop import predict_entailment_probability, saved_identity, train
 from stability.finetune.modeling import build_model, load_tokenizer, save_weights
-from stability.finetune.precision import forget_previous_precision, resolve_mixed_precision, run_device
+from stability.finetune.precision import (forget_previous_precision, refuse_precision_not_run,
+                                          resolve_mixed_precision, run_device)
 from stability.tracking.trackers import make_tracker
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,8 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
     A finished run of another config or other input content is refused (`core.runmatch`);
     one that is redone (`force=true`, or to record more) trains in a staging folder and takes
     the finished run's place only once it finishes, the finished run moving to `replaced/`.
+    A redo to record more also records the weights and dynamics the finished run has, so asking
+    for one artefact never leaves another behind in `replaced/`.
     Under several processes only the main one writes; the others return None.
     """
     run_dir = RunDir(run_path)
@@ -53,6 +58,8 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
         return run_dir.read_record()
     if not settings.force and verdict.state == OTHER:
         raise UserError(verdict.refusal(run_dir, str(composed.out)))
+    if verdict.state == RECORD_MORE:
+        settings, composed = _keeping_artefacts(run_dir, settings, composed)
     # a finished run (also one whose metrics.json no longer reads) is never trained over
     target = run_dir.staging if run_dir.is_finished() else run_dir
     record = _train_and_record(settings, composed, target, inputs)
@@ -60,6 +67,49 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
         kept = run_dir.take_over_from(target, _stamp())
         log.info("[redo] %s: the previous run is kept in %s", run_dir.path, kept)
     return record
+
+
+def _keeping_artefacts(run_dir: RunDir, settings: TrainConfig,
+                       composed: DictConfig) -> tuple[TrainConfig, DictConfig]:
+    """The job, also saving weights and recording dynamics where the finished run in `run_dir` has
+    them: a redo to record more computes the same run, so it makes them again, said before it starts."""
+    kept = [key for key, present in (("save_model", run_dir.has_model()), ("dynamics", run_dir.has_dynamics()))
+            if present and not getattr(settings.trainer, key)]
+    if not kept:
+        return settings, composed
+    log.info("[redo] %s: also %s, as the finished run has them", run_dir.path,
+             " and ".join(f"trainer.{key}=true" for key in kept))
+    composed = copy.deepcopy(composed)
+    with read_write(composed):
+        for key in kept:
+            composed.trainer[key] = True
+    return replace(settings, trainer=replace(settings.trainer, **dict.fromkeys(kept, True))), composed
+
+
+def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main: bool) -> None:
+    """Check the checkpoint `trainer.resume=true` would continue against the job (refused when it
+    differs, unless `force=true`, which starts over), then clear what this attempt does not continue
+    (`RunDir.clear_leftovers`), each said in one log line."""
+    checkpoint = run_dir.checkpoint_path
+    resumes = settings.trainer.resume and checkpoint.is_file()
+    if resumes:
+        try:
+            differences = checkpoint_differences(saved_identity(checkpoint), identity)
+        except UserError as err:      # an unreadable checkpoint: what force=true starts over from
+            if not settings.force:
+                raise
+            differences = [err.problem]
+        if differences and not settings.force:
+            raise UserError(checkpoint_refusal(run_dir, differences))
+        if differences:
+            log.info("[restart] %s: force=true starts over instead of continuing a checkpoint that differs in %s",
+                     run_dir.path, "; ".join(differences))
+        resumes = not differences
+    if main:
+        removed = run_dir.clear_leftovers(resumes, settings.trainer.dynamics)
+        if removed:
+            log.info("[clean] %s: removed %s, left by an unfinished attempt that this one does not continue",
+                     run_dir.path, ", ".join(removed))
 
 
 def _stamp() -> str:
@@ -78,7 +128,11 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     forget_previous_precision()
     mixed_precision = resolve_mixed_precision(settings.trainer.mixed_precision, run_device(cpu))
     accelerator = Accelerator(mixed_precision=mixed_precision, cpu=cpu)
+    refuse_precision_not_run(settings.trainer.mixed_precision, accelerator)
     main = accelerator.is_main_process
+    identity = checkpoint_identity(composed, inputs, settings.trainer.dynamics)
+    _start_attempt(run_dir, settings, identity, main)
+    accelerator.wait_for_everyone()     # no process loads a checkpoint the main one removed
     data = load_run_datasets(settings)
     cache_dir = Path(settings.paths.cache_dir).expanduser()
     tokenizer = load_tokenizer(settings.model, texts([data.train]), cache_dir)
@@ -122,7 +176,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
 
     pad_id = int(tokenizer.pad_token_id)
     result = train(model, encoded["train"][0], encoded["validation"][0], settings, accelerator, pad_id,
-                   checkpoint, on_validation, on_resume, name, recorder)
+                   checkpoint, on_validation, on_resume, name, recorder, identity)
     eval_started = time.perf_counter()
     diag_split = encoded["diagnostic"][0]
     prob = predict_entailment_probability(model, diag_split, settings.trainer.eval_batch_size,

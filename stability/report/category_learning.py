@@ -56,6 +56,7 @@ class GroupDynamics:
     membership: np.ndarray            # (items, CATEGORIES) bool
     preds: list[np.ndarray]           # per seed (its validations, items) predicted 0/1
     validations: list[pd.DataFrame]   # per seed its validations (epoch, step, ...), one row per validation
+    recorded: list[np.ndarray]        # per seed and validation, whether its predictions were recorded
 
     @property
     def n_validations(self) -> int:
@@ -63,8 +64,10 @@ class GroupDynamics:
         return max(len(pred) for pred in self.preds)
 
     def reached(self, validation: int) -> np.ndarray:
-        """Positions of the seeds that reached `validation` (0-based)."""
-        return np.flatnonzero([len(pred) > validation for pred in self.preds])
+        """Positions of the seeds that reached `validation` (0-based) and recorded it (a seed whose
+        file of it is missing is a gap there, `Dynamics.missing`)."""
+        return np.flatnonzero([len(pred) > validation and recorded[validation]
+                               for pred, recorded in zip(self.preds, self.recorded)])
 
     def runs(self, validation: int) -> ItemMatrix:
         """The seeds that reached `validation` (0-based) as the bootstrap's item matrix."""
@@ -110,7 +113,7 @@ def group_dynamics(runs: list[RunDynamics]) -> list[GroupDynamics]:
             labels=items["label"].to_numpy(np.int64),
             membership=category_membership([[] if c is None else list(c) for c in items["categories"]]),
             preds=[run.dynamics.pred[:, found.loc[shared, "column"].to_numpy()] for run, found in zip(members, diagnostic)],
-            validations=[run.validations for run in members]))
+            validations=[run.validations for run in members], recorded=[run.dynamics.recorded for run in members]))
     return groups
 
 
@@ -150,7 +153,10 @@ def _score_group(group: GroupDynamics, rng: np.random.Generator, n_boot: int, co
     scores, seed_low = np.full(shape, np.nan), np.full(shape, np.nan)
     low, high = np.full(shape[::2], np.nan), np.full(shape[::2], np.nan)
     for v in range(group.n_validations):
-        runs, seeds = group.runs(v), group.reached(v)
+        seeds = group.reached(v)
+        if not len(seeds):
+            continue   # a validation every seed lacks the file of: no score
+        runs = group.runs(v)
         scores[v, seeds] = seed_scores(runs)
         if n_boot:
             pooled, per_seed = resampled(rng, n_boot, runs)

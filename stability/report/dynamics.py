@@ -3,16 +3,21 @@
 
 Each run that recorded them contributes a `RunDynamics`: its condition and seed, its validations
 (train_log.jsonl: epoch, step) and its `Dynamics` matrices. Runs without dynamics contribute
-nothing, so a sweep trained without them reports exactly as before.
+nothing, so a sweep trained without them reports exactly as before. Validations are matched by
+their number: one whose file is missing is a gap (`Dynamics.missing`), which `gap_notes` names
+and the sections count as not reached, never as the next validation.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from stability.core.runrecord import Dynamics, RunDir
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,15 @@ def read_run_dynamics(runs: pd.DataFrame) -> list[RunDynamics]:
         dynamics = run_dir.read_dynamics()
         if dynamics is None:
             continue
-        log = pd.DataFrame(run_dir.read_train_log()).head(len(dynamics.pred))
+        validations = pd.DataFrame(run_dir.read_train_log()).head(len(dynamics.pred))
         found.append(RunDynamics(str(run.lang), str(run.setup), str(run.variant), int(run.seed), str(run.source),
-                                 log.reset_index(drop=True), dynamics))
+                                 validations.reset_index(drop=True), dynamics))
+    for note in gap_notes(found):
+        log.warning("warning: %s", note)
     return found
+
+
+def gap_notes(runs: list[RunDynamics]) -> list[str]:
+    """One line per run whose dynamics miss validations its train log has, naming them."""
+    return [f"{run.source}: no training dynamics of validation {', '.join(map(str, run.dynamics.missing))} "
+            f"(file missing): a gap, counted as not reached there" for run in runs if run.dynamics.missing]

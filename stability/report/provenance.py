@@ -23,7 +23,6 @@ from stability.core.runrecord import RunDir, RunRecord
 SHORT_HASH = 8
 SHORT_COMMIT = 7
 _FIX = "rerun the runs of old inputs with force=true, or report them from separate folders"
-_PRECISION_FIX = "rerun them with trainer.mixed_precision=bf16 or =no, or report them from separate folders"
 
 Runs = Sequence[tuple[Path, RunRecord]]
 
@@ -42,18 +41,23 @@ def check_same_inputs(runs: Runs) -> None:
 
 def check_same_precision(runs: Runs) -> None:
     """Refuse, in one line, the first (lang, setup, variant) whose runs trained in different
-    precisions, naming one run of each; a run that says none (a hand-made record) matches any."""
+    precisions, naming one run of each; a run that says none (a hand-made record) matches any.
+    The fix is a report of one precision's runs, whose folders it lists: they share the variant's
+    folder, so no folder holds one precision alone."""
     for cell, members in _cells(runs):
         folder = _common_folder([path for path, _ in members])
-        first_run: dict[str, Path] = {}
+        by_precision: dict[str, list[Path]] = {}
         for path, record in members:
             precision = RunDir(path).precision(record)
             if precision is not None:
-                first_run.setdefault(precision, path)
-        if len(first_run) > 1:
-            found = ", ".join(f"{precision} in {_name(path, folder)}" for precision, path in sorted(first_run.items()))
+                by_precision.setdefault(precision, []).append(path)
+        if len(by_precision) > 1:
+            found = ", ".join(f"{precision} in {_name(paths[0], folder)}"
+                              for precision, paths in sorted(by_precision.items()))
+            precision, paths = min(by_precision.items())
             raise UserError(f"{len(members)} runs of {cell} trained in different precisions: {found}", path=folder,
-                            fix=_PRECISION_FIX)
+                            fix=f"report each precision's runs apart, e.g. runs=[{','.join(map(str, paths))}] "
+                                f"out=report-{precision}")
 
 
 def _cells(runs: Runs) -> list[tuple[str, list[tuple[Path, RunRecord]]]]:

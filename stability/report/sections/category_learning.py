@@ -11,6 +11,7 @@ from stability.report.category_learning import FILE, ONSET_FILE, learning_tables
 from stability.report.category_learning_figure import learning_curves
 from stability.report.collect import OVERALL
 from stability.report.context import Context
+from stability.report.dynamics import gap_notes
 from stability.report.section import Built, figure_links, pm
 from stability.statistics.seeds import GROUP_KEY, condition_name
 
@@ -38,6 +39,7 @@ def build(context: Context) -> Built | None:
             f"sooner). {intervals}*Final*: each seed's MCC at its last validation, mean ± σ (its last weights; the "
             "run's own scores are those of its best validation). The 33 fine categories, and every validation, are "
             f"in `{FILE}` (curves) and `{ONSET_FILE}` (onsets).\n\n")
+    text += "".join(f"Gap: {note}.\n\n" for note in gap_notes(context.dynamics))
     for (lang, setup, variant), part in onsets.groupby(GROUP_KEY, sort=True):
         shown = part[part["level"].isin(["all", "coarse"])]
         text += f"**{lang} · {condition_name(setup, variant)}** ({int(part['n_seeds'].iloc[0])} seeds)\n\n" + table(
