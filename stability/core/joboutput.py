@@ -74,9 +74,8 @@ class JobOutputs:
 
     def __init__(self, directory: Path, cfg: DictConfig, *, deferred: bool, recorded: bool) -> None:
         self.directory, self.cfg, self.deferred = directory, cfg, deferred
-        main = launch_rank() == 0
-        self.main = main
-        self.record = JobRecord.started_here() if recorded and main else None
+        self.main = launch_rank() == 0
+        self.record = JobRecord.started_here() if recorded and self.main else None
         self.claimed = False
 
     def claim(self) -> None:
