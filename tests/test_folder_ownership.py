@@ -142,7 +142,7 @@ def test_a_held_run_is_left_as_it_was_even_with_force_and_trains_once_free(here)
     result = _command(["train", *TRAIN, "force=true"], here)
     assert result.returncode == 0, result.stderr
     after = snapshot(here / RUN)
-    assert "force=true" in (here / RUN / ".hydra" / "overrides.yaml").read_text()
+    assert "- force=True" in (here / RUN / ".hydra" / "overrides.yaml").read_text()
     assert after[".hydra/config.yaml"] != before[".hydra/config.yaml"]
     assert after["train.log"][0].startswith(before["train.log"][0])  # appended to
     assert after["train.log"][0].count(b"epoch 2:") == 2
@@ -255,7 +255,7 @@ def test_force_on_a_read_only_run_folder_is_one_line_and_writable_it_redoes(here
     with unwritable(here / RUN):
         result = _command(["train", *TRAIN, "force=true"], here)
         assert result.returncode == 2
-        one_error_line(result.stderr, f"cannot write into {here / RUN}", "make the folder writable")
+        one_error_line(result.stderr, f"cannot write into {RUN} (fix: make the folder writable")
         assert snapshot(here / RUN) == before
     result = _command(["train", *TRAIN, "force=true"], here)
     assert result.returncode == 0, result.stderr
