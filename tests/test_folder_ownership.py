@@ -157,7 +157,7 @@ def test_a_report_inside_a_run_is_refused_and_its_fix_works(here, capsys, out):
     runs = "runs=outputs/smoke" if out else f"runs={RUN}"  # without out=: beside the runs, <run>/report
     before = snapshot(here / "outputs")
     line = refused(capsys, "report", runs, *([out] if out else []), "bootstrap=0", "figures=false")
-    assert f"is inside the run folder {RUN}, which report must not write into" in line
+    assert f"the run folder {RUN}, which report must not write into" in line
     assert snapshot(here / "outputs") == before
     fix = suggested_out(line)
     assert fix == f"out=outputs/smoke/en/rte/{QUICK_VARIANT}/report"
@@ -177,7 +177,7 @@ def test_a_report_inside_a_run_is_refused_and_its_fix_works(here, capsys, out):
 def test_no_command_writes_inside_a_run_folder(here, capsys, command):
     before = snapshot(here / "outputs")
     line = refused(capsys, *command)
-    assert f"inside the run folder {RUN}, which {command[0]} must not write into" in line
+    assert f"the run folder {RUN}, which {command[0]} must not write into" in line
     assert f"e.g. out=outputs/smoke/en/rte/{QUICK_VARIANT}/{command[0]})" in line
     assert snapshot(here / "outputs") == before
 

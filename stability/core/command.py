@@ -119,7 +119,7 @@ def _refuse_folders_not_ours(configs: list[DictConfig], multirun: bool, config_n
         if "out" not in cfg:
             continue
         own = job_dir(cfg, number) if multirun else Path(str(cfg.hydra.run.dir))
-        folders = [own, Path(str(cfg.hydra.sweep.dir))] if multirun else [own]
+        folders = [Path(str(cfg.hydra.sweep.dir)), own] if multirun else [own]
         for folder in folders:
             if folder in checked:
                 continue
@@ -129,7 +129,8 @@ def _refuse_folders_not_ours(configs: list[DictConfig], multirun: bool, config_n
                 read_owner(own)  # a malformed lock is one line now, not a failed job
             if run is not None and not (runs_are_ours and run == own == folder):
                 where = f"out={cfg.out}" + ("" if folder == Path(str(cfg.out)) else f" (its job folder {folder})")
-                raise UserError(f"{where} is inside the run folder {run}, which {config_name} must not write into",
+                relation = "is the run folder" if folder == run else "is inside the run folder"
+                raise UserError(f"{where} {relation} {run}, which {config_name} must not write into",
                                 fix=f"pass out= a folder outside every run, e.g. out={run.parent / config_name}")
             _refuse_unwritable(folder)
 
