@@ -122,11 +122,9 @@ def claim_job_folder() -> None:
         outputs.claim()
 
 
-def unwritable(folder: Path, err: OSError) -> UserError:
-    """An OSError writing into `folder` as one line (a read-only or immutable folder, a full disk)."""
-    reason = err.strerror or type(err).__name__
-    where = err.filename or folder
-    return UserError(f"cannot write here ({reason})", path=where,
+def unwritable(path: Path, err: OSError, doing: str = "cannot write here") -> UserError:
+    """An OSError writing `path` as one line (a read-only or immutable folder, a full disk)."""
+    return UserError(f"{doing} ({err.strerror or type(err).__name__})", path=err.filename or path,
                      fix="make the folder writable, or pass out= a folder you can write into")
 
 

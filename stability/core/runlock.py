@@ -32,6 +32,7 @@ from typing import Callable, Iterator
 from filelock import SoftFileLock, Timeout
 
 from stability.core.errors import UserError
+from stability.core.joboutput import unwritable
 from stability.core.jobrecord import slurm_job_id, utc_now
 from stability.core.ranks import launch_id, launch_rank
 from stability.core.runrecord import RunDir
@@ -39,6 +40,7 @@ from stability.core.runrecord import RunDir
 HEARTBEAT_S = 30.0
 # ten missed heartbeats: a live owner on a loaded machine or a slow shared file system still beats in time
 STALE_AFTER_S = 300.0
+_CANNOT_LOCK = "cannot take the run lock"
 # a SLURM job id -> whether SLURM still holds the job (pending, running, suspended, ...); None: no answer
 SlurmQueued = Callable[[str], "bool | None"]
 
@@ -140,7 +142,7 @@ def _take(path: Path, slurm_queued: SlurmQueued | None) -> tuple[SoftFileLock, s
     except Timeout:  # another process took it first (a TimeoutError, so an OSError: caught first)
         raise RunHeld(_read(path) or LockOwner("", 0)) from None
     except OSError as err:  # a read-only or immutable run folder
-        raise _unwritable(path, err) from None
+        raise unwritable(path, err, _CANNOT_LOCK) from None
     record = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                          "started": utc_now(),
                          "slurm_job": slurm_job_id(), "launch": launch_id()})
@@ -148,13 +150,8 @@ def _take(path: Path, slurm_queued: SlurmQueued | None) -> tuple[SoftFileLock, s
         path.write_text(record, encoding="utf-8")  # over filelock's own marker, in the same file
     except OSError as err:
         lock.release()
-        raise _unwritable(path, err) from None
+        raise unwritable(path, err, _CANNOT_LOCK) from None
     return lock, record
-
-
-def _unwritable(path: Path, err: OSError) -> UserError:
-    return UserError(f"cannot take the run lock ({err.strerror or type(err).__name__})", path=path,
-                     fix="make the run folder writable, or pass out= a folder you can write into")
 
 
 def _break(path: Path, judged: LockOwner) -> None:
@@ -166,7 +163,7 @@ def _break(path: Path, judged: LockOwner) -> None:
     except FileNotFoundError:  # broken by another process already
         return
     except OSError as err:
-        raise _unwritable(path, err) from None
+        raise unwritable(path, err, _CANNOT_LOCK) from None
     found = _read(aside)
     if found is not None and dataclasses.replace(found, heartbeat=0) != dataclasses.replace(judged, heartbeat=0):
         aside.replace(path)
