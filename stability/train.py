@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
+from stability.core.joboutput import claim_job_folder
 from stability.core.runlock import hold_run
 from stability.core.schemas.train import train_settings
 from stability.finetune.distributed import leave_process_group, rank_overrides
@@ -38,7 +39,7 @@ def task(cfg: DictConfig) -> float | None:
     with job_device(job_num) as gpu:
         if gpu is not None:
             log.info("[job %s] on GPU %s", job_num, gpu)
-        record = run_one(settings, cfg, Path(hydra_cfg.runtime.output_dir))
+        record = run_one(settings, cfg, Path(hydra_cfg.runtime.output_dir), claim=claim_job_folder)
     return None if record is None else record.overall_mcc
 
 
@@ -53,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     run directory or compute the same run, or a finished run another config or other data would
     replace, is refused now (`sweep.guard`) rather than a failure (or a lost run) halfway through."""
     run_command(CONFIG_NAME, task, argv, check=check_sweep, extra_overrides=rank_overrides(),
-                hold=partial(hold_run, slurm_queued=job_queued), interrupted=interrupted)  # one writer per run
+                hold=partial(hold_run, slurm_queued=job_queued), claimed=True,  # one writer per run
+                interrupted=interrupted)
     leave_process_group()
 
 

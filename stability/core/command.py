@@ -15,6 +15,14 @@ A command may `hold` each job's folder while the job runs (training holds its ru
 `[held] <folder>: held by host:pid; left alone` and returns None: a held job is not a failure
 (its holder runs it, and `status` shows it), so a sweep whose other jobs all succeed exits 0;
 its end counts the runs other processes still hold. Under DDP only the main rank records the job.
+A command whose jobs `claimed` their folders (training: a run another process holds, or one it
+skips, is not its to write) writes each job's `.hydra/`, log and record only once its task
+claims the folder (`core.joboutput`), so a held or skipped job writes nothing at all.
+
+No command writes into a folder it does not own: every job's folder (where Hydra puts its
+`.hydra/` and log, and the command its files) is checked before Hydra starts. One inside a run
+folder that is not the job's own run (`report out=<a run>/tables`) is refused, and so is one
+that cannot be written (a read-only folder, a path through a file), each in one line.
 
 A launcher that cannot start here (its class's `preflight()`: `hydra/launcher=slurm` without
 SLURM) is one line before Hydra writes anything. Ctrl-C while the jobs are checked or run is one
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -36,11 +45,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.config import CONF_DIR
 from stability.core.errors import STARTS_OVER, UserError, exit_interrupted, exit_on_user_error, first_line
-from stability.core.jobrecord import FAILED, RUNNING, JobRecord, job_dir, read_job_record, write_job_record
+from stability.core.joboutput import JobOutputs
+from stability.core.jobrecord import FAILED, RUNNING, job_dir, read_job_record
 from stability.core.jobs import job_configs
 from stability.core.overrides import CHECKED_FLAGS, HYDRA_FLAGS, MULTIRUN_FLAGS, PRINT_FLAGS, prepare_argv
-from stability.core.ranks import launch_rank
-from stability.core.runlock import RunHeld
+from stability.core.runlock import RunHeld, read_owner
+from stability.core.runrecord import outermost_run
 
 Task = Callable[[DictConfig], object]
 Check = Callable[[list[DictConfig]], None]
@@ -57,15 +67,18 @@ log = logging.getLogger(__name__)
 @exit_on_user_error
 def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None, *,
                 check: Check | None = None, extra_overrides: Sequence[str] = (), hold: Hold | None = None,
+                claimed: bool = False,
                 interrupted: Interrupted = lambda configs, multirun: STARTS_OVER) -> None:
     """Compose and check every job of `argv`, run `check` on them (e.g. no two runs share a
-    directory) and the launcher's preflight, then hand the command line to Hydra, which calls
-    `task(cfg)` once per job.
+    directory), check that every job's folder is one it may write, and the launcher's
+    preflight, then hand the command line to Hydra, which calls `task(cfg)` once per job.
 
     `task` runs inside Hydra's job: a UserError there is one line and status 2 as well, for a
     single run; in a sweep it fails that job only (see the module docstring). `hold`, if given,
-    holds each job's folder while the job runs, before the job writes anything there.
-    `interrupted` says what Ctrl-C leaves behind.
+    holds each job's folder while the job runs, before the job writes anything there; each
+    job's folder is then a run, its own. `claimed`: the task calls `claim_job_folder()` before it
+    writes into its folder, and the command's config has Hydra write no `.hydra/` and its log
+    file held back (`core.joboutput`). `interrupted` says what Ctrl-C leaves behind.
     """
     arguments = prepare_argv(list(sys.argv[1:] if argv is None else argv), CONF_DIR)
     unknown = [arg for arg in arguments if arg.startswith("-") and arg.split("=")[0] not in HYDRA_FLAGS]
@@ -80,17 +93,60 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
             configs = job_configs(arguments, config_name)
             if any(flag in PRINT_FLAGS for flag in flags):
                 configs = []  # --cfg job: Hydra only prints, so no check and no jobs to sum up
-            elif check is not None:
-                check(configs)
         multirun = multirun or any(cfg.hydra.mode == RunMode.MULTIRUN for cfg in configs[:1])
+        # before `check`, which may already write (the report's folder)
+        _refuse_folders_not_ours(configs, multirun, config_name, runs_are_ours=hold is not None)
+        if configs and check is not None:
+            check(configs)
         if multirun and configs:  # only a sweep goes through the launcher
             _preflight(configs[0])
         sys.argv = [sys.argv[0], *arguments, *extra_overrides]
-        hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(_job(task, hold))()
+        hydra.main(version_base="1.3", config_path=str(CONF_DIR),
+                   config_name=config_name)(_job(task, hold, claimed))()
     except KeyboardInterrupt:
         exit_interrupted(interrupted(configs, multirun))
     if multirun:
         _end_of_sweep(configs)
+
+
+def _refuse_folders_not_ours(configs: list[DictConfig], multirun: bool, config_name: str,
+                             runs_are_ours: bool) -> None:
+    """Every folder a job would write (its own, and a sweep's folder, where Hydra writes
+    multirun.yaml) lies outside every run folder but the job's own run (`runs_are_ours`: it
+    trains there), and can be written. A command without `out` writes nothing (`status`, `plan`)."""
+    checked: set[Path] = set()
+    for number, cfg in enumerate(configs):
+        if "out" not in cfg:
+            continue
+        own = job_dir(cfg, number) if multirun else Path(str(cfg.hydra.run.dir))
+        folders = [Path(str(cfg.hydra.sweep.dir)), own] if multirun else [own]
+        for folder in folders:
+            if folder in checked:
+                continue
+            checked.add(folder)
+            run = outermost_run(folder)
+            if runs_are_ours and folder == own:
+                read_owner(own)  # a malformed lock is one line now, not a failed job
+            if run is not None and not (runs_are_ours and run == own == folder):
+                where = f"out={cfg.out}" + ("" if folder == Path(str(cfg.out)) else f" (its job folder {folder})")
+                relation = "is the run folder" if folder == run else "is inside the run folder"
+                raise UserError(f"{where} {relation} {run}, which {config_name} must not write into",
+                                fix=f"pass out= a folder outside every run, e.g. out={run.parent / config_name}")
+            _refuse_unwritable(folder)
+
+
+def _refuse_unwritable(folder: Path) -> None:
+    """`folder`, or the folder it would be made in, is a folder this process can write into
+    (`os.access`: also true for a root that ignores permissions, false on an immutable or
+    read-only folder); Hydra would end in a mkdir or open traceback."""
+    existing = next(path for path in (folder, *folder.parents) if os.path.lexists(path))
+    if not existing.is_dir():
+        raise UserError(f"cannot make the folder {folder}: {existing} is a file",
+                        fix="pass out= a folder path that goes through folders only")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        problem = (f"cannot write into {folder}" if existing == folder else
+                   f"cannot make the folder {folder}: {existing} is not writable")
+        raise UserError(problem, fix="make the folder writable, or pass out= a folder you can write into")
 
 
 def _preflight(cfg: DictConfig) -> None:
@@ -125,11 +181,10 @@ def _end_of_sweep(configs: list[DictConfig]) -> None:
         sys.exit(JOBS_FAILED_STATUS)
 
 
-def _job(task: Task, hold: Hold | None) -> Callable[[DictConfig], object]:
+def _job(task: Task, hold: Hold | None, claimed: bool) -> Callable[[DictConfig], object]:
     """`task` with user errors turned into one line (Hydra would print a UserError reaching it
-    as a traceback, status 1); its folder held around it (`hold`); in a multirun, with its job
-    record written around it."""
-    guarded = exit_on_user_error(task)
+    as a traceback, status 1); its folder held around it (`hold`); its outputs written once it
+    claims its folder (`claimed`) or at once; in a multirun, with its job record written."""
 
     def job(cfg: DictConfig) -> object:
         # a model that cannot be fetched is our one-line error; the Hub client's own warnings
@@ -137,32 +192,30 @@ def _job(task: Task, hold: Hold | None) -> Callable[[DictConfig], object]:
         logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
         hydra_cfg = HydraConfig.get()
         directory = Path(hydra_cfg.runtime.output_dir)
-        try:
-            with nullcontext() if hold is None else hold(directory):
-                if hydra_cfg.mode != RunMode.MULTIRUN:
-                    return guarded(cfg)
-                return _recorded(task, cfg, directory)
-        except RunHeld as held:
-            log.info("[held] %s: %s; left alone", directory, held)
-            return None
+        multirun = hydra_cfg.mode == RunMode.MULTIRUN
+        outputs = JobOutputs(directory, cfg, deferred=claimed, recorded=multirun)
+
+        def held() -> object:
+            try:
+                with nullcontext() if hold is None else hold(directory):
+                    if not claimed:
+                        outputs.claim()
+                    with outputs.current():
+                        return task(cfg)
+            except RunHeld as owner:
+                log.info("[held] %s: %s; left alone", directory, owner)
+                return None
+
+        return _recorded(held, outputs) if multirun else exit_on_user_error(held)()
 
     job.__module__ = task.__module__  # Hydra names the job and finds the calling file from here
     return job
 
 
-def _recorded(task: Task, cfg: DictConfig, directory: Path) -> object:
-    """One job of a sweep: any error ends this job only, as one line in its record and log (the
-    main rank's: under DDP every rank runs the job, the main one records it)."""
-    record = JobRecord.started_here()
-    main = launch_rank() == 0
-
-    def write(state: JobRecord) -> None:
-        if main:
-            write_job_record(directory, state)
-
-    write(record)
+def _recorded(job: Callable[[], object], outputs: JobOutputs) -> object:
+    """One job of a sweep: any error ends this job only, as one line in its record and log."""
     try:
-        result = task(cfg)
+        result = job()
     except UserError as err:
         error = f"error: {err}"
         log.error(error)
@@ -170,7 +223,7 @@ def _recorded(task: Task, cfg: DictConfig, directory: Path) -> object:
         error = f"{type(err).__name__}: {first_line(err)}"
         log.exception("job failed: %s", error)
     else:
-        write(record.finished())
+        outputs.finish()
         return result
-    write(record.finished(error))
+    outputs.finish(error)
     return None

@@ -31,6 +31,8 @@ from typing import Callable, Iterator
 
 from filelock import SoftFileLock, Timeout
 
+from stability.core.errors import UserError
+from stability.core.joboutput import unwritable
 from stability.core.jobrecord import slurm_job_id, utc_now
 from stability.core.ranks import launch_id, launch_rank
 from stability.core.runrecord import RunDir
@@ -38,6 +40,7 @@ from stability.core.runrecord import RunDir
 HEARTBEAT_S = 30.0
 # ten missed heartbeats: a live owner on a loaded machine or a slow shared file system still beats in time
 STALE_AFTER_S = 300.0
+_CANNOT_LOCK = "cannot take the run lock"
 # a SLURM job id -> whether SLURM still holds the job (pending, running, suspended, ...); None: no answer
 SlurmQueued = Callable[[str], "bool | None"]
 
@@ -132,16 +135,22 @@ def _take(path: Path, slurm_queued: SlurmQueued | None) -> tuple[SoftFileLock, s
             raise RunHeld(owner)
         _break(path, owner)
         log.warning("[stale] %s: broke the lock of %s (%s)", path.parent, owner, reason)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = SoftFileLock(path, timeout=0)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         lock.acquire()
-    except Timeout:  # another process took it first
+    except Timeout:  # another process took it first (a TimeoutError, so an OSError: caught first)
         raise RunHeld(_read(path) or LockOwner("", 0)) from None
+    except OSError as err:  # a read-only or immutable run folder
+        raise unwritable(path, err, _CANNOT_LOCK) from None
     record = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                          "started": utc_now(),
                          "slurm_job": slurm_job_id(), "launch": launch_id()})
-    path.write_text(record, encoding="utf-8")  # over filelock's own marker, in the same file
+    try:
+        path.write_text(record, encoding="utf-8")  # over filelock's own marker, in the same file
+    except OSError as err:
+        lock.release()
+        raise unwritable(path, err, _CANNOT_LOCK) from None
     return lock, record
 
 
@@ -153,6 +162,8 @@ def _break(path: Path, judged: LockOwner) -> None:
         path.replace(aside)
     except FileNotFoundError:  # broken by another process already
         return
+    except OSError as err:
+        raise unwritable(path, err, _CANNOT_LOCK) from None
     found = _read(aside)
     if found is not None and dataclasses.replace(found, heartbeat=0) != dataclasses.replace(judged, heartbeat=0):
         aside.replace(path)
@@ -181,11 +192,18 @@ def _ours(path: Path, record: str) -> bool:
 
 
 def _read(path: Path) -> LockOwner | None:
+    """The lock's owner; a lock that is no file (a folder, one that cannot be read) is a UserError."""
     try:
         heartbeat = path.stat().st_mtime
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise UserError("the run lock is a folder, not a lock file", path=path,
+                        fix=f"remove it (no process holds a run through a folder): rm -r {path}") from None
+    except OSError as err:
+        raise UserError(f"cannot read the run lock ({err.strerror or type(err).__name__})", path=path,
+                        fix="make it readable, or remove it if no process holds the run") from None
     try:
         fields = json.loads(text)
         return LockOwner(str(fields["host"]), int(fields["pid"]), str(fields.get("started", "")),

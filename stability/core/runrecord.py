@@ -73,6 +73,10 @@ _STAGING_DIR = ".staging"
 _REPLACED_DIR = "replaced"
 # folders inside a run directory that hold runs which are not the run itself
 RESERVED_DIRS = (_STAGING_DIR, _REPLACED_DIR)
+# what only a training run puts in its folder (a run's first file is its lock, then config.yaml
+# and train_log.jsonl): the folder is that run's (`RunDir.is_run`); metrics.json alone is a
+# name other tools use too
+_OWN_NAMES = (_TRAIN_LOG_FILE, _LOCK_FILE, _STAGING_DIR)
 # what makes up a run (moved together when a rerun replaces it); metrics.json marks it finished
 _RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR, _DYNAMICS_DIR)
 # Dotted keys that do not change what a run computes, left out of its fingerprint. Saving
@@ -436,6 +440,12 @@ class RunDir:
     def is_finished(self) -> bool:
         return (self.path / _METRICS_FILE).is_file()
 
+    def is_run(self) -> bool:
+        """Whether a training run owns this folder: it holds what only a run writes (finished
+        or not), so no other command may write here."""
+        return (any((self.path / name).exists() for name in _OWN_NAMES)
+                or all((self.path / name).is_file() for name in (_METRICS_FILE, _CONFIG_FILE)))
+
     def read_config(self) -> DictConfig:
         """The resolved config the run was trained with (model, data, trainer, ...)."""
         path = self.path / _CONFIG_FILE
@@ -506,6 +516,13 @@ def iter_runs(root: str | Path) -> Iterator[RunDir]:
     for metrics in sorted(root.rglob(_METRICS_FILE)):
         if not set(RESERVED_DIRS).intersection(metrics.relative_to(root).parts[:-1]):
             yield RunDir(metrics.parent)
+
+
+def outermost_run(path: str | Path) -> Path | None:
+    """The outermost run folder that is `path` or holds it (as `path` is written: relative stays
+    relative), or None where no run owns `path`."""
+    path = Path(path)
+    return next((folder for folder in (*reversed(path.parents), path) if RunDir(folder).is_run()), None)
 
 
 def semantic_config(composed: DictConfig) -> dict[str, Any]:

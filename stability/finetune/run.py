@@ -7,6 +7,7 @@ import os
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Callable
 
 from accelerate import Accelerator
 from omegaconf import DictConfig, OmegaConf, read_write
@@ -37,7 +38,8 @@ from stability.tracking.trackers import make_tracker
 log = logging.getLogger(__name__)
 
 
-def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunRecord | None:
+def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path,
+            claim: Callable[[], None] = lambda: None) -> RunRecord | None:
     """Run (or skip, when the folder already holds this computation) and return the run's record.
 
     `settings` is the typed config everything reads; `composed`, the same config as Hydra
@@ -48,7 +50,9 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
     the finished run's place only once it finishes, the finished run moving to `replaced/`.
     A redo to record more also records the weights and dynamics the finished run has, so asking
     for one artefact never leaves another behind in `replaced/`.
-    Under several processes only the main one writes; the others return None.
+    Under several processes only the main one writes; the others return None. `claim` is
+    called once the run is to be trained, before anything is written (a skip or a refusal
+    writes nothing): the job's own files go into the run folder from then on.
     """
     run_dir = RunDir(run_path)
     inputs = run_inputs(settings, settings.model)
@@ -61,6 +65,7 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path) -> RunR
     if verdict.state == RECORD_MORE:
         settings, composed = _keeping_artefacts(run_dir, settings, composed)
     # a finished run (also one whose metrics.json no longer reads) is never trained over
+    claim()
     target = run_dir.staging if run_dir.is_finished() else run_dir
     record = _train_and_record(settings, composed, target, inputs)
     if record is not None and target is not run_dir:

@@ -3,6 +3,8 @@ against the reference method (`reference=`): failed-run rate, σ and mean of MCC
 ratio to the reference's, and which categories' σ differs from the reference's (`stability.report.stabilizers`)."""
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 
 from stability.core.markdown import num, table
@@ -15,6 +17,8 @@ from stability.report.stabilizers import (FILE, Pairs, all_failed, method_labels
                                           stabilizers_table, with_dominance)
 
 _NAMED = 8   # categories named per method in "σ differs"; more are counted
+
+log = logging.getLogger(__name__)
 
 
 def build(context: Context) -> Built | None:
@@ -112,7 +116,9 @@ def _shown(variant: str) -> str:
 
 
 def _no_reference(pairs: Pairs, reference: str) -> Built:
-    """`reference=` (set, or the default) names no variant: say which variants there are and how to choose one."""
+    """`reference=` (set, or the default) names no variant: say which variants there are and how to choose one, in
+    report.md and in one line on the console (the section would otherwise just be missing)."""
+    log.warning("warning: %s", _no_reference_line(pairs, reference))
     if not pairs.variants:
         found = "no (language, setup) has two or more variants, so there is nothing to compare."
         example = ""
@@ -127,3 +133,13 @@ def _no_reference(pairs: Pairs, reference: str) -> Built:
     default = " (the default)" if reference == REFERENCE else ""
     return Built(f"## Which method stabilises what\n\n`reference={reference}`{default} matches no variant of these runs: "
                  f"{found}{example}\n")
+
+
+def _no_reference_line(pairs: Pairs, reference: str) -> str:
+    """The console's line for a `reference=` that names no variant: the variants there are."""
+    problem = f"reference={reference} matches no variant of these runs, so no method is compared"
+    if not pairs.variants:
+        return f"{problem}: no (language, setup) has two or more variants"
+    variants = sorted({v for found in pairs.variants.values() for v in found}, key=lambda v: (v == "", v))
+    shown = [variant or "''" for variant in variants]
+    return f"{problem}: the variants are {', '.join(shown)} (pass one, e.g. reference={shown[0]})"
