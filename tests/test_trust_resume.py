@@ -29,9 +29,10 @@ FRENCH_RUN = "smoke/fr/rte/ep3_ntrain32_source-files/seed0"
 
 
 def _files(run: Path) -> dict[str, bytes]:
-    """Every file of a run folder but Hydra's own (.hydra/, train.log) and the writer's lock, by relative path."""
+    """Every file of a run folder but the writer's lock, by relative path (a refused job writes no
+    .hydra/ and no train.log either)."""
     return {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*")
-            if p.is_file() and ".hydra" not in p.parts and p.name not in ("train.log", "run.lock")}
+            if p.is_file() and p.name != "run.lock"}
 
 
 def _killed_after_first_epoch(args: list[str], run: Path, cwd: Path, sig: signal.Signals) -> None:

@@ -65,9 +65,8 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path,
     if verdict.state == RECORD_MORE:
         settings, composed = _keeping_artefacts(run_dir, settings, composed)
     # a finished run (also one whose metrics.json no longer reads) is never trained over
-    claim()
     target = run_dir.staging if run_dir.is_finished() else run_dir
-    record = _train_and_record(settings, composed, target, inputs)
+    record = _train_and_record(settings, composed, target, inputs, claim)
     if record is not None and target is not run_dir:
         kept = run_dir.take_over_from(target, _stamp())
         log.info("[redo] %s: the previous run is kept in %s", run_dir.path, kept)
@@ -91,10 +90,11 @@ def _keeping_artefacts(run_dir: RunDir, settings: TrainConfig,
     return replace(settings, trainer=replace(settings.trainer, **dict.fromkeys(kept, True))), composed
 
 
-def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main: bool) -> None:
+def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main: bool,
+                   claim: Callable[[], None]) -> None:
     """Check the checkpoint `trainer.resume=true` would continue against the job (refused when it
-    differs, unless `force=true`, which starts over), then clear what this attempt does not continue
-    (`RunDir.clear_leftovers`), each said in one log line."""
+    differs, unless `force=true`, which starts over), then claim the run folder and clear what this
+    attempt does not continue (`RunDir.clear_leftovers`), each said in one log line."""
     checkpoint = run_dir.checkpoint_path
     resumes = settings.trainer.resume and checkpoint.is_file()
     if resumes:
@@ -110,6 +110,7 @@ def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main:
             log.info("[restart] %s: force=true starts over instead of continuing a checkpoint that differs in %s",
                      run_dir.path, "; ".join(differences))
         resumes = not differences
+    claim()
     if main:
         removed = run_dir.clear_leftovers(resumes, settings.trainer.dynamics)
         if removed:
@@ -123,8 +124,9 @@ def _stamp() -> str:
 
 
 def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunDir,
-                      inputs: dict[str, dict[str, str]]) -> RunRecord | None:
-    """Train into `run_dir` and write its record; the main process returns it."""
+                      inputs: dict[str, dict[str, str]], claim: Callable[[], None]) -> RunRecord | None:
+    """Train into `run_dir` and write its record (once its refusals have passed, `claim`); the
+    main process returns it."""
     started_at = utc_now()
     fingerprint = config_fingerprint(composed)
     save_model = settings.trainer.save_model
@@ -136,7 +138,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     refuse_precision_not_run(settings.trainer.mixed_precision, accelerator)
     main = accelerator.is_main_process
     identity = checkpoint_identity(composed, inputs, settings.trainer.dynamics)
-    _start_attempt(run_dir, settings, identity, main)
+    _start_attempt(run_dir, settings, identity, main, claim)
     accelerator.wait_for_everyone()     # no process loads a checkpoint the main one removed
     data = load_run_datasets(settings)
     cache_dir = Path(settings.paths.cache_dir).expanduser()
