@@ -22,8 +22,8 @@ coverage of σ's interval (percentile bootstrap, χ², Bonett: `intervals`), the
 percentile bootstrap over seeds), the failed rate's (Wilson), the σ ratio's (percentile bootstrap,
 F, Bonett) and the difference of means' (Welch, percentile bootstrap); the false-positive rate of
 Welch's t-test, the Brown–Forsythe test, the seed bootstrap's two-sided p-value (the form of
-`multiplicity.p_two_sided`) and almost stochastic order at ε_min < 0.2 (`aso_core`), with the ε
-that would give 5 % false positives. Everything is vectorised over cells × simulations (one batch
+`multiplicity.p_two_sided`) and almost stochastic order at ε_min < 0.2 (`aso_core`), each with the
+threshold (p-value, ε) that would give 5 % false positives. Everything is vectorised over cells × simulations (one batch
 per seed count): the bootstraps are one matrix product with shared resampling counts
 (`bootstrap.draw_counts`), so no Python loop runs per simulation. The `normal` and `heavy` worlds
 are location-scale families, and every interval here is location-scale equivariant (the σ ratio's
@@ -321,10 +321,11 @@ def brown_forsythe_p(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Tests:
-    """A/A rejections per test, (cells, sims) bool, and ε_min of the studies, (cells, sims)."""
+    """A/A rejections per test, (cells, sims) bool, and per test the A/A studies' statistic whose
+    small values reject (p-values; ε_min for ASO), (cells, sims)."""
 
     rejected: Measured
-    eps_min: np.ndarray | None
+    statistics: dict[tuple[str, str], np.ndarray]
 
 
 def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Generator,
@@ -348,9 +349,9 @@ def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Genera
         bootstrap_p[block] = np.minimum(1, 2 * (np.minimum(below, above) + 1) / (SIM_RESAMPLES + 1))
 
     _each_block(work, cells, sims)
-    rejected = {(WELCH_TEST, "welch"): welch < ALPHA, (SPREAD_TEST, "brown-forsythe"): spread < ALPHA,
-                (BOOTSTRAP_TEST, "percentile"): bootstrap_p < ALPHA}
-    eps = None
+    values = {(WELCH_TEST, "welch"): welch, (SPREAD_TEST, "brown-forsythe"): spread,
+              (BOOTSTRAP_TEST, "percentile"): bootstrap_p}
+    rejected = {key: value < ALPHA for key, value in values.items()}
     if aso_iterations:
         draws_a = rng.integers(0, n_a, (aso_iterations, n_a))
         draws_b = rng.integers(0, n_b, (aso_iterations, n_b))
@@ -361,16 +362,18 @@ def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Genera
             eps[block] = np.minimum(a_over_b, b_over_a)
 
         _each_block(dominance, cells, sims, aso_iterations * (n_a + n_b))
-        rejected[(ASO, f"ε_min < {ASO_THRESHOLD:g}")] = eps < ASO_THRESHOLD
-    return Tests(rejected, eps)
+        key = (ASO, f"ε_min < {ASO_THRESHOLD:g}")
+        rejected[key], values[key] = eps < ASO_THRESHOLD, eps
+    return Tests(rejected, values)
 
 
-def eps_threshold(eps: np.ndarray, rate: float = ALPHA) -> np.ndarray:
-    """Per cell, the largest ε such that at most `rate` of the A/A studies have ε_min below it:
-    the ⌊rate · sims⌋-th smallest ε_min (0-based); NaN where that is 0 (then more than `rate` of
-    the studies have ε_min 0, and no threshold above 0 keeps false positives at `rate`)."""
-    k = int(np.floor(rate * eps.shape[-1]))
-    threshold = np.partition(eps, k, axis=-1)[..., k]
+def eps_threshold(values: np.ndarray, rate: float = ALPHA) -> np.ndarray:
+    """Per cell, the largest threshold such that at most `rate` of the A/A studies have a statistic
+    (ε_min, or a p-value) below it: the ⌊rate · sims⌋-th smallest (0-based; NaN counts as never
+    rejecting); NaN where that is 0 (then more than `rate` of the studies sit at 0, and no threshold
+    above 0 keeps false positives at `rate`)."""
+    k = int(np.floor(rate * values.shape[-1]))
+    threshold = np.partition(np.nan_to_num(values, nan=np.inf), k, axis=-1)[..., k]
     return np.where(threshold > 0, threshold, np.nan)
 
 
@@ -407,11 +410,16 @@ def calibrate_pairs(reference: Fit, method: Fit, *, sims: int, confidence: float
                     aso_iterations: int | None, worlds: tuple[str, ...] = WORLDS) -> pd.DataFrame:
     """Per cell (row of both fits): coverage of the σ-ratio and Δ intervals (each side its own
     world) and the A/A false-positive rates of the tests (both sides from `reference`'s world, with
-    `method`'s run count), with the ε giving 5 % false positives in `threshold` of the ASO rows."""
+    `method`'s run count); `threshold` is the p-value (ASO: the ε_min) below which a test rejects 5 %
+    of the A/A studies, the level that would make it hold its nominal rate here."""
     n_a, n_b = reference.scores.shape[1], method.scores.shape[1]
     frames = []
     for world in worlds:
-        both = np.flatnonzero(fitted(world, reference) & fitted(world, method))
+        if world == "failed":   # a side without failed runs is its normal world
+            spread = fitted("normal", reference) & fitted("normal", method)
+            both = np.flatnonzero(spread & (fitted(world, reference) | fitted(world, method)))
+        else:
+            both = np.flatnonzero(fitted(world, reference) & fitted(world, method))
         own = np.flatnonzero(fitted(world, reference))
         if world in SCALE_FREE:
             unit_a, unit_b = draw(world, UNIT, n_a, sims, rng), draw(world, UNIT, n_b, sims, rng)
@@ -427,10 +435,9 @@ def calibrate_pairs(reference: Fit, method: Fit, *, sims: int, confidence: float
             frames += [rows(ratio, both, world, COVERAGE, confidence), rows(delta, both, world, COVERAGE, confidence)]
         if len(own):
             measured = rows(tests.rejected, own, world, FALSE_POSITIVES, ALPHA)
-            if tests.eps_min is not None:
-                threshold = np.broadcast_to(eps_threshold(tests.eps_min), len(own))
-                aso_rows = (measured["statistic"] == ASO).to_numpy()
-                measured.loc[aso_rows, "threshold"] = threshold
+            for (statistic, name), values in tests.statistics.items():
+                chosen = ((measured["statistic"] == statistic) & (measured["method"] == name)).to_numpy()
+                measured.loc[chosen, "threshold"] = np.broadcast_to(eps_threshold(values), len(own))
             frames.append(measured)
     return pd.concat(frames, ignore_index=True) if frames else rows({}, np.array([]), "", COVERAGE, confidence)
 
