@@ -40,6 +40,7 @@ CHOICE_COLUMNS = [*KEY, "statistic", "method", "coverage", "mc_high", "world", "
 DECIDING_WORLDS = ("normal", "heavy", "failed")
 INTERVALS = (sim.SIGMA, sim.MEAN, sim.FAILED_RATE, sim.RATIO, sim.DELTA)
 TOO_FEW = "too few seeds"
+UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
 METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
                 "welch": "Welch", "wilson": "Wilson"}
 
@@ -120,8 +121,9 @@ def _batched(frame: pd.DataFrame, sizes: list[str], run) -> pd.DataFrame:
 
 def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[tuple[str, str], str],
               compare: list[str] | None, sims: int, confidence: float, aso_iterations: int,
-              random_state: int) -> Calibration:
-    """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds."""
+              random_state: int, bootstrap: int) -> Calibration:
+    """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds;
+    with `bootstrap=0` the report computes no percentile interval, so none is chosen."""
     started = time.perf_counter()
     rng = np.random.default_rng(random_state)
     cells = _cells(results, failed)
@@ -142,7 +144,7 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
         paired = paired.join(pairs[["lang", "condition", "reference", *CELL, "n_a", "n_b"]], on="row")
         frames.append(paired.assign(n_seeds=paired["n_b"], n_seeds_reference=paired["n_a"]))
     table = pd.concat(frames, ignore_index=True)[COLUMNS].astype({"n_seeds": int})
-    choices = choose(table)
+    choices = choose(table if bootstrap else table[table["method"] != "percentile"])
     choices = _with_seeds_needed(choices, cells, sims=sims, confidence=confidence, rng=rng)
     seconds = time.perf_counter() - started
     log.info("calibration: %d cells, %d pairs, %d simulations per world in %.1f s", len(cells), len(pairs), sims,
@@ -192,24 +194,63 @@ def percent(value: float) -> str:
     return "–" if pd.isna(value) else f"{100 * value:.0f} %"
 
 
-def std_bounds(choice: pd.Series | None, values: np.ndarray, *, bootstrap: int, confidence: float,
+def interval_method(choice: pd.Series | None, calibrated: bool) -> tuple[str, float]:
+    """(method, measured coverage) a table prints for a cell: the chosen method, `TOO_FEW` where none
+    is usable, `UNFITTED` where the calibration has no world for the cell, "percentile" with no
+    coverage when there is no calibration (calibration_sims=0)."""
+    if not calibrated:
+        return "percentile", float("nan")
+    if choice is None:
+        return UNFITTED, float("nan")
+    return (choice["method"] if choice["usable"] else TOO_FEW), float(choice["coverage"])
+
+
+def std_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
                random_state: int) -> tuple[float, float]:
-    """σ's interval by the chosen method (NaN where none is usable); without a choice (no calibration)
-    the percentile bootstrap, as before calibration existed (NaN with `bootstrap=0`, as always)."""
-    if choice is not None and not choice["usable"]:
+    """σ's interval by the chosen method (`interval_method`; NaN where none is usable or the cell was not
+    calibrated); without a calibration the percentile bootstrap, as before calibration existed."""
+    method = interval_method(choice, calibrated)[0]
+    if method in (TOO_FEW, UNFITTED):
         return float("nan"), float("nan")
-    method = "percentile" if choice is None else choice["method"]
     if method == "percentile":
         return std_interval(values, bootstrap, confidence, random_state)
     return std_interval_of(values, method, confidence)
 
 
-def ratio_bounds(choice: pd.Series | None, values: np.ndarray, reference: np.ndarray, *, bootstrap: int,
-                 confidence: float, random_state: int) -> tuple[float, float]:
+def ratio_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, reference: np.ndarray, *,
+                 bootstrap: int, confidence: float, random_state: int) -> tuple[float, float]:
     """The σ ratio's interval by the chosen method, as `std_bounds`."""
-    if choice is not None and not choice["usable"]:
+    method = interval_method(choice, calibrated)[0]
+    if method in (TOO_FEW, UNFITTED):
         return float("nan"), float("nan")
-    method = "percentile" if choice is None else choice["method"]
     if method == "percentile":
         return std_ratio_interval(values, reference, bootstrap, confidence, random_state)
     return std_ratio_interval_of(values, reference, method, confidence)
+
+
+def design_labels(frame: pd.DataFrame) -> pd.Series:
+    """"6" for a condition's cells, "6 vs 5" (reference first) for a pair's."""
+    reference = frame["n_seeds_reference"]
+    pair = reference.astype("Int64").astype(str) + " vs " + frame["n_seeds"].astype(str)
+    return frame["n_seeds"].astype(str).where(reference.isna(), pair)
+
+
+def aso_text(tests: pd.DataFrame, wanted: bool) -> str:
+    """Per design of the A/A rows of `tests`: the ε_min below which 5 % of A/A studies fall, beside
+    deepsig's 0.2 and its measured false-positive rate; or that no threshold holds 5 % there, so
+    ε_min cannot rank at that seed count. "" without ASO rows."""
+    aso = tests[tests["statistic"] == sim.ASO]
+    if aso.empty:
+        return ""
+    parts = []
+    for design, part in aso.assign(design=design_labels(aso)).groupby("design", sort=True):
+        rate = part["measured"].max()
+        threshold = part["threshold"].min()
+        if part["threshold"].isna().any():
+            parts.append(f"at {design} seeds no ε_min threshold gives 5 % false positives (deepsig's "
+                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}), so ε_min cannot rank methods here")
+        else:
+            parts.append(f"at {design} seeds ε_min < {threshold:.2g} gives 5 % false positives "
+                         f"(deepsig's {sim.ASO_THRESHOLD:g}: {percent(rate)})")
+    used = "" if wanted else " (`aso=true` prints ε_min)"
+    return "Almost stochastic order" + used + ": " + "; ".join(parts) + ".\n\n"

@@ -99,9 +99,11 @@ class Context:
         options = self.options
         if not options.calibration_sims:
             return None
-        return calibrate(self.results, self.failed, references=reference_pairs(self.results, options.reference).references,
-                         compare=options.compare, sims=options.calibration_sims, confidence=options.confidence,
-                         aso_iterations=options.aso_iterations, random_state=options.random_state)
+        references = reference_pairs(self.results, options.reference).references
+        return calibrate(self.results, self.failed, references=references, compare=options.compare,
+                         sims=options.calibration_sims, confidence=options.confidence,
+                         aso_iterations=options.aso_iterations, random_state=options.random_state,
+                         bootstrap=options.bootstrap)
 
     @cached_property
     def extra(self) -> pd.DataFrame:

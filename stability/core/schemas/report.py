@@ -48,7 +48,7 @@ class ReportSchema:
     aso_iterations: int = 100
     power_delta: float = 0.1
     reference: str = REFERENCE
-    calibration_sims: int = 1000
+    calibration_sims: int = 500
 
     def __post_init__(self) -> None:
         self.runs = path_list("runs", self.runs)

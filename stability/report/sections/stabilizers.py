@@ -8,13 +8,13 @@ import pandas as pd
 from stability.core.markdown import num, table
 from stability.core.schemas.report import REFERENCE
 from stability.report import figures
-from stability.report.calibration import TOO_FEW, Calibration, method_name, percent
+from stability.report.calibration import TOO_FEW, UNFITTED, Calibration, aso_text, method_name, percent
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, figure_links
 from stability.report.stabilizers import (FILE, Pairs, all_failed, method_labels, reference_pairs,
                                           stabilizers_table, with_dominance)
-from stability.statistics.calibration import FAILED_RATE, FLOOR
+from stability.statistics.calibration import FAILED_RATE, FALSE_POSITIVES, FLOOR
 from stability.statistics.seeds import condition_name
 
 _NAMED = 8   # categories named per method in "σ differs"; more are counted
@@ -50,6 +50,9 @@ def build(context: Context) -> Built | None:
             f"*σ differs*: the cells (overall, coarse, fine categories) whose σ differs from the reference's "
             f"(Brown–Forsythe, Holm over all {tested} compared cells, p < {alpha:g}), ↓ steadier, ↑ less steady. "
             f"{failed} Every cell, with Welch's test of the means, in `{FILE}`. {dominance.note}\n\n")
+    if options.aso and context.calibration is not None:
+        table_ = context.calibration.table
+        text += aso_text(table_[(table_["measure"] == FALSE_POSITIVES) & (table_["reference"] != "")], True)
     calibration = context.calibration
     for (lang, setup), part in stats.groupby(["lang", "setup"], sort=False):
         overall = part[part["category"] == OVERALL]
@@ -71,7 +74,7 @@ class _Labels:
 
     def __init__(self, overall: pd.DataFrame, column: str, calibrated: bool) -> None:
         self.column = column
-        rows = overall[overall[f"{column}_method"].notna() & (overall[f"{column}_method"] != TOO_FEW)]
+        rows = overall[overall[f"{column}_method"].notna() & ~overall[f"{column}_method"].isin([TOO_FEW, UNFITTED])]
         methods = rows[f"{column}_method"].unique()
         self.per_cell = calibrated and len(methods) > 1
         if not calibrated:
@@ -86,6 +89,8 @@ class _Labels:
         coverage = getattr(row, f"{self.column}_coverage")
         if method == TOO_FEW:
             return f"{value}; {TOO_FEW} (measured coverage {percent(coverage)})"
+        if method == UNFITTED:
+            return f"{value}; no interval (no spread among the non-failed runs to simulate)"
         suffix = f" {method_name(method)}: {percent(coverage)}" if self.per_cell and isinstance(method, str) else ""
         return f"{value} {bounds}{suffix}"
 
@@ -116,7 +121,7 @@ def _rows(part: pd.DataFrame, alpha: float, calibration: Calibration | None, spr
         sigma = (spread.cell(first, num(first.std_mcc), f"[{num(first.std_low)}, {num(first.std_high)}]")
                  if not overall.empty else "–")
         ratio = ("–" if overall.empty or is_reference or all_failed(first) or pd.isna(first.std_ratio)
-                 else _ratio(first.std_ratio) if pd.isna(first.std_ratio_low) and first.std_ratio_method != TOO_FEW
+                 else _ratio(first.std_ratio) if pd.isna(first.std_ratio_low) and first.std_ratio_method == "percentile"
                  else ratio_labels.cell(first, _ratio(first.std_ratio),
                                         f"[{_ratio(first.std_ratio_low)}, {_ratio(first.std_ratio_high)}]"))
         mean = num(first.mean_mcc) if not overall.empty else "–"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from stability.core.markdown import table
-from stability.report.calibration import DECIDING_WORLDS, FILE, KEY, TOO_FEW, Calibration, method_name, percent
+from stability.report.calibration import (DECIDING_WORLDS, FILE, KEY, TOO_FEW, Calibration, aso_text,
+                                          design_labels, method_name, percent)
 from stability.report.context import Context
 from stability.report.section import Built
 from stability.statistics import calibration as sim
@@ -43,19 +44,13 @@ def build(context: Context) -> Built | None:
     if not tests.empty:
         text += (f"**Tests** (measured false-positive rate at p < {sim.ALPHA:g}, nominal {sim.ALPHA:.0%}; "
                  "the last column is the threshold that gives 5 % here)\n\n" + _test_table(tests) + "\n")
-        text += _aso_text(tests, options.aso)
+        text += aso_text(tests, options.aso)
     text += _lacking_text(calibration)
     return Built(text, {FILE: table_})
 
 
-def _design(frame: pd.DataFrame) -> pd.Series:
-    reference = frame["n_seeds_reference"]
-    return frame["n_seeds"].astype(str).where(reference.isna(),
-                                              reference.astype("Int64").astype(str) + " vs " + frame["n_seeds"].astype(str))
-
-
 def _coverage_table(frame: pd.DataFrame, choices: pd.DataFrame) -> str:
-    coverage = frame[frame["measure"] == sim.COVERAGE].assign(design=lambda f: _design(f))
+    coverage = frame[frame["measure"] == sim.COVERAGE].assign(design=design_labels)
     cells = coverage.drop_duplicates([*KEY, "statistic"]).groupby(["statistic", "design"]).size()
     chosen = choices[choices["usable"]].merge(coverage[[*KEY, "statistic", "design"]].drop_duplicates(),
                                                on=[*KEY, "statistic"])
@@ -76,7 +71,7 @@ def _coverage_table(frame: pd.DataFrame, choices: pd.DataFrame) -> str:
 
 
 def _test_table(tests: pd.DataFrame) -> str:
-    tests = tests.assign(design=_design(tests))
+    tests = tests.assign(design=design_labels(tests))
     rows = []
     for (statistic, method, design), part in tests.groupby(["statistic", "method", "design"], sort=True):
         by_world = part.groupby("world")["measured"].max()
@@ -95,24 +90,6 @@ def _test_consequence(statistic: str, rate: float, threshold: float) -> str:
     if pd.isna(threshold):
         return f"{percent(rate)} false positives; no {bound} threshold reaches 5 % at these seeds"
     return f"{percent(rate)} false positives: read as significant only {bound} < {threshold:.2g}"
-
-
-def _aso_text(tests: pd.DataFrame, wanted: bool) -> str:
-    aso = tests[tests["statistic"] == sim.ASO]
-    if aso.empty:
-        return ""
-    parts = []
-    for design, part in aso.assign(design=_design(aso)).groupby("design", sort=True):
-        rate = part["measured"].max()
-        threshold = part["threshold"].min()
-        if part["threshold"].isna().any():
-            parts.append(f"at {design} seeds no ε_min threshold gives 5 % false positives (deepsig's "
-                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}), so ε_min cannot rank methods here")
-        else:
-            parts.append(f"at {design} seeds ε_min < {threshold:.2g} gives 5 % false positives "
-                         f"(deepsig's {sim.ASO_THRESHOLD:g}: {percent(rate)})")
-    used = "" if wanted else " (`aso=true` prints ε_min)"
-    return "Almost stochastic order" + used + ": " + "; ".join(parts) + ".\n\n"
 
 
 def _lacking_text(calibration: Calibration) -> str:
