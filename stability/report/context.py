@@ -20,10 +20,12 @@ from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
 from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
+from stability.report.calibration import Calibration, calibrate
 from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
 from stability.report.dynamics import RunDynamics, read_run_dynamics
 from stability.report.failed import FailedRule, failed_runs, without_failed
+from stability.report.stabilizers import reference_pairs
 from stability.report.stats import summary
 from stability.statistics.multiplicity import PairedDeltas
 from stability.statistics.seeds import category_stats
@@ -89,6 +91,19 @@ class Context:
         if not (pair and self.options.bootstrap and not self.predictions.empty):
             return {}
         return deltas_of(self.predictions, *pair, self.options.bootstrap, self.options.random_state)
+
+    @cached_property
+    def calibration(self) -> Calibration | None:
+        """Coverage and false-positive rates of the seed-level statistics at these runs' design, and
+        the interval method each cell prints (`report.calibration`); None with calibration_sims=0."""
+        options = self.options
+        if not options.calibration_sims:
+            return None
+        references = reference_pairs(self.results, options.reference).references
+        return calibrate(self.results, self.failed, references=references, compare=options.compare,
+                         sims=options.calibration_sims, confidence=options.confidence,
+                         aso_iterations=options.aso_iterations, random_state=options.random_state,
+                         bootstrap=options.bootstrap)
 
     @cached_property
     def extra(self) -> pd.DataFrame:

@@ -11,8 +11,9 @@ overall MCC and every coarse and fine category with items.
 
 `stabilizers.csv` has one row per (lang, setup, method, cell), the reference's own rows
 included (their σ ratio and test columns empty): the failed-run rate with its Wilson interval
-(`stability.statistics.rates`), mean and σ of MCC over seeds with σ's bootstrap interval,
-and against the reference the ratio σ_method / σ_reference with its bootstrap interval, the
+(`stability.statistics.rates`), mean and σ of MCC over seeds with σ's interval, and against
+the reference the ratio σ_method / σ_reference with its interval (each by the method the
+calibration chose for the cell's design, `stability.report.calibration`), the
 Brown–Forsythe test of equal spread and Welch's t-test of equal means
 (`stability.statistics.spread`), the two tests each Holm-adjusted over all compared cells of
 the table (`multiplicity.adjusted_p`), and with `aso=true` almost stochastic order
@@ -30,14 +31,16 @@ import pandas as pd
 
 from stability.core.identity import ITEM_SEPARATOR
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
+from stability.report.calibration import Calibration, interval_method, ratio_bounds, std_bounds
 from stability.report.collect import OVERALL
 from stability.report.failed import failed_counts
 from stability.report.significance import Dominance, aso_skipped
+from stability.statistics.calibration import RATIO, SIGMA
 from stability.statistics.dominance import aso_table
 from stability.statistics.multiplicity import adjusted_p
 from stability.statistics.rates import wilson_interval
-from stability.statistics.spread import (MIN_SEEDS, equal_mean_p, equal_spread_p, seed_std, std_interval,
-                                         std_ratio, std_ratio_interval)
+from stability.statistics.seeds import condition_name
+from stability.statistics.spread import MIN_SEEDS, equal_mean_p, equal_spread_p, seed_std, std_ratio
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +49,8 @@ PAIR = ["lang", "setup"]
 CELL = ["level", "category"]
 STABILIZER_COLUMNS = ["lang", "setup", "method", "reference", "category", "level", "n_seeds", "n_runs", "failed",
                       "failed_rate", "failed_low", "failed_high", "mean_mcc", "std_mcc", "std_low", "std_high",
-                      "std_ratio", "std_ratio_low", "std_ratio_high", "p_variance", "p_variance_holm", "p_mean",
-                      "p_mean_holm"]
+                      "std_method", "std_coverage", "std_ratio", "std_ratio_low", "std_ratio_high", "std_ratio_method",
+                      "std_ratio_coverage", "p_variance", "p_variance_holm", "p_mean", "p_mean_holm"]
 EPS_COLUMNS = ["eps_min", "eps_min_reverse"]
 _LEVEL_RANK = {"all": 0, "coarse": 1, "fine": 2}
 _CATEGORY_RANK = {name: i for i, name in enumerate((OVERALL, *COARSE_CATEGORIES, *FINE_CATEGORIES))}
@@ -124,15 +127,18 @@ def _cell_order(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs, *, bootstrap: int,
-                      confidence: float, random_state: int) -> pd.DataFrame:
+                      confidence: float, random_state: int, calibration: Calibration | None = None) -> pd.DataFrame:
     """stabilizers.csv without ε_min (`STABILIZER_COLUMNS`): one row per (lang, setup, method, cell).
 
     `results` is the tidy table the statistics read (without failed runs under
     `exclude_failed`); `failed` the failed-run verdicts of every run (`failed_runs.csv`), so
     `failed_rate` counts all runs. Categories without items (MCC 0 by construction) have no
     row. The Holm families are all rows of the table with a p-value (the reference's rows
-    have none, nor a σ ratio). The σ ratio's interval uses the same `bootstrap`, `confidence` and
-    `random_state` as σ's.
+    have none, nor a σ ratio). σ's and the σ ratio's intervals are by the method `calibration`
+    chose for the cell (`std_method`, `std_ratio_method`, with the measured coverage; "too few
+    seeds" and no bounds where none reaches 90 %); a percentile bootstrap uses `bootstrap`,
+    `confidence` and `random_state`, and without a calibration every interval is one; a cell the
+    calibration has no world for (no spread among its non-failed runs) gets no interval.
     """
     scores = results[results["n_items"].fillna(1) > 0]
     counts = failed_counts(failed).set_index(["lang", "setup", "variant"])
@@ -149,14 +155,23 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
                 other = None if method == reference else seeds.get((reference, level, category))
                 present = own[~np.isnan(own)]
                 tests = (equal_spread_p(own, other), equal_mean_p(own, other)) if other is not None else (np.nan,) * 2
-                ratio = ((std_ratio(own, other), *std_ratio_interval(own, other, bootstrap, confidence, random_state))
-                         if other is not None else (np.nan,) * 3)
+                name, reference_name = condition_name(pair[1], method), condition_name(pair[1], reference)
+                chosen = calibration.choice(pair[0], name, "", level, category, SIGMA) if calibration else None
+                calibrated = calibration is not None
+                spread = (*std_bounds(chosen, calibrated, own, bootstrap=bootstrap, confidence=confidence,
+                                      random_state=random_state), *interval_method(chosen, calibrated))
+                ratio = (np.nan,) * 5
+                if other is not None:
+                    chosen = (calibration.choice(pair[0], name, reference_name, level, category, RATIO)
+                              if calibration else None)
+                    ratio = (std_ratio(own, other), *ratio_bounds(chosen, calibrated, own, other, bootstrap=bootstrap,
+                                                                  confidence=confidence, random_state=random_state),
+                             *interval_method(chosen, calibrated))
                 rows.append([*pair, method, reference, category, level, len(present), n_runs, n_failed,
-                             present.mean() if len(present) else np.nan, seed_std(own),
-                             *std_interval(own, bootstrap, confidence, random_state), *ratio, *tests])
+                             present.mean() if len(present) else np.nan, seed_std(own), *spread, *ratio, *tests])
     columns = ["lang", "setup", "method", "reference", "category", "level", "n_seeds", "n_runs", "failed",
-               "mean_mcc", "std_mcc", "std_low", "std_high", "std_ratio", "std_ratio_low", "std_ratio_high",
-               "p_variance", "p_mean"]
+               "mean_mcc", "std_mcc", "std_low", "std_high", "std_method", "std_coverage", "std_ratio",
+               "std_ratio_low", "std_ratio_high", "std_ratio_method", "std_ratio_coverage", "p_variance", "p_mean"]
     table = pd.DataFrame(rows, columns=columns).astype({"n_runs": "Int64", "failed": "Int64"})
     n_runs, n_failed = (table[column].to_numpy(float, na_value=np.nan) for column in ("n_runs", "failed"))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -8,8 +8,10 @@ Comparisons with multiplicity control (`multiplicity`), almost stochastic order 
 seed distributions (`dominance`, optional deepsig extra), variance sources of a
 seed_init × seed_order grid (`variance`), expected best validation score over n runs
 (`expected_max`), seeds needed to detect a difference (`power`), σ over seeds with its
-bootstrap interval and tests of equal spread and mean between two methods (`spread`) and the
-Wilson interval of a failure rate (`rates`) answer a reviewer's questions about comparisons.
+bootstrap interval and tests of equal spread and mean between two methods (`spread`), intervals
+for σ and σ ratios that hold at few seeds (`intervals`), the Wilson interval of a failure rate
+(`rates`), and the simulation that measures all of these at the runs' own design (`calibration`,
+with almost stochastic order vectorised in `aso_core`) answer a reviewer's questions about comparisons.
 Keeping them here lets each command import them without importing another command.
 May import `stability.core` only.
 """

@@ -266,7 +266,7 @@ def test_every_written_table_has_the_documented_columns(synthetic_runs, tmp_path
              "compare_langs=[fr,de]")
     documented = _documented_columns()
     written = sorted(path.name for path in out.glob("*.csv"))
-    assert len(written) == 22
+    assert len(written) == 23
     for name in written:
         header = list(pd.read_csv(out / name, nrows=0).columns)
         columns = documented[name.replace("_nonfailed", "")]

@@ -48,6 +48,7 @@ class ReportSchema:
     aso_iterations: int = 100
     power_delta: float = 0.1
     reference: str = REFERENCE
+    calibration_sims: int = 500
 
     def __post_init__(self) -> None:
         self.runs = path_list("runs", self.runs)
@@ -62,6 +63,7 @@ class ReportSchema:
         within("constant_share", self.constant_share, 0.5, 1, closed_high=True)
         at_least("aso_iterations", self.aso_iterations, 1)
         above("power_delta", self.power_delta, 0)
+        at_least("calibration_sims", self.calibration_sims, 0)
         for pair in (f for f in fields(self) if EXAMPLE in f.metadata):
             value = getattr(self, pair.name)
             if value is not None and len(value) != 2:

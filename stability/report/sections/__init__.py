@@ -7,10 +7,11 @@ from stability.report.section import Section
 from stability.report.sections import (agreement, categories, category_learning, comparison, comparison_tests,
                                        consistency, data_map, expected_max, extra_eval, failed, inputs,
                                        instability_atlas, intervals, language_tests, languages, probing, seed_power,
-                                       sizes, stabilizers, suites, summary, variance_sources)
+                                       sizes, stabilizers, suites, summary, trust, variance_sources)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
+    trust.build,
     summary.build,
     extra_eval.build,
     failed.build,

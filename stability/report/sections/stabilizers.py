@@ -10,11 +10,14 @@ import pandas as pd
 from stability.core.markdown import num, table
 from stability.core.schemas.report import REFERENCE
 from stability.report import figures
+from stability.report.calibration import TOO_FEW, UNFITTED, Calibration, aso_text, method_name, percent
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, figure_links
 from stability.report.stabilizers import (FILE, Pairs, all_failed, method_labels, reference_pairs,
                                           stabilizers_table, with_dominance)
+from stability.statistics.calibration import FAILED_RATE, FALSE_POSITIVES, FLOOR
+from stability.statistics.seeds import condition_name
 
 _NAMED = 8   # categories named per method in "σ differs"; more are counted
 
@@ -30,7 +33,8 @@ def build(context: Context) -> Built | None:
     if not pairs.references:
         return _no_reference(pairs, options.reference) if options.reference != REFERENCE or pairs.variants else None
     stats = stabilizers_table(context.results, context.failed, pairs, bootstrap=options.bootstrap,
-                              confidence=options.confidence, random_state=options.random_state)
+                              confidence=options.confidence, random_state=options.random_state,
+                              calibration=context.calibration)
     dominance = with_dominance(stats, context.results, wanted=options.aso, iterations=options.aso_iterations,
                                confidence=options.confidence, seed=options.random_state)
     stats = dominance.table
@@ -43,24 +47,74 @@ def build(context: Context) -> Built | None:
               else "Failed runs count in σ and the mean (`exclude_failed=true` leaves them out).")
     text = (f"## Which method stabilises what\n\nPer (language, setup), each method (a variant, named by the items that "
             f"set it apart from the others; `{FILE}` has the whole variant) against the reference {_shown(options.reference)} (`reference=`): failed runs, the failed rate with its {level} "
-            f"Wilson interval, σ of the overall MCC over seeds with its {level} bootstrap interval, its ratio to the "
-            f"reference's σ (σ / σ ref) with its {level} bootstrap interval (∞: the reference's resampled σ "
-            f"can be 0), and the mean. "
+            f"Wilson interval, σ of the overall MCC over seeds with its {level} interval, its ratio to the "
+            f"reference's σ (σ / σ ref) with its {level} interval, and the mean. Each interval is by the method "
+            f"*How far to trust these numbers* chose for the row's seeds and failed runs, named in the column "
+            f"header with the lowest measured coverage among the rows (per row where they differ); *{TOO_FEW}* "
+            f"where no method reaches {FLOOR:.0%} measured coverage. "
             f"*σ differs*: the cells (overall, coarse, fine categories) whose σ differs from the reference's "
             f"(Brown–Forsythe, Holm over all {tested} compared cells, p < {alpha:g}), ↓ steadier, ↑ less steady. "
             f"{failed} Every cell, with Welch's test of the means, in `{FILE}`. {dominance.note}\n\n")
+    if options.aso and context.calibration is not None:
+        table_ = context.calibration.table
+        text += aso_text(table_[(table_["measure"] == FALSE_POSITIVES) & (table_["reference"] != "")], True)
+    calibration = context.calibration
     for (lang, setup), part in stats.groupby(["lang", "setup"], sort=False):
+        overall = part[part["category"] == OVERALL]
+        spread, ratio = (_Labels(overall, column, calibration is not None) for column in ("std", "std_ratio"))
         text += f"**{lang} · {setup}**\n\n" + table(
-            ["method", "seeds", "failed", f"failed rate [{level} CI]", f"σ overall [{level} CI]",
-             f"σ / σ ref [{level} CI]", "mean overall",
-             f"σ differs (Holm p < {alpha:g})"], _rows(part, alpha)) + "\n"
+            ["method", "seeds", "failed", f"failed rate [{level} CI, Wilson]", f"σ overall [{level} CI{spread.header}]",
+             f"σ / σ ref [{level} CI{ratio.header}]", "mean overall",
+             f"σ differs (Holm p < {alpha:g})"], _rows(part, alpha, calibration, spread, ratio)) + "\n"
     text += _notes(pairs)
     if drawn:
         text += figure_links(drawn)
     return Built(text, {FILE: stats}, drawn)
 
 
-def _rows(part: pd.DataFrame, alpha: float) -> list[list]:
+class _Labels:
+    """How a table names the interval method of one column (`std` or `std_ratio`): in the header
+    when every row that has an interval shares one method (with the lowest measured coverage), else
+    in each cell; a row without a usable method says so in its cell."""
+
+    def __init__(self, overall: pd.DataFrame, column: str, calibrated: bool) -> None:
+        self.column = column
+        rows = overall[overall[f"{column}_method"].notna() & ~overall[f"{column}_method"].isin([TOO_FEW, UNFITTED])]
+        methods = rows[f"{column}_method"].unique()
+        self.per_cell = calibrated and len(methods) > 1
+        if not calibrated:
+            self.header = ", percentile bootstrap, coverage not measured (calibration_sims=0)"
+        elif len(methods) == 1:
+            self.header = f", {method_name(methods[0])}: measured coverage ≥ {percent(rows[f'{column}_coverage'].min())}"
+        else:
+            self.header = ", method: measured coverage" if self.per_cell else ""
+
+    def cell(self, row, value: str, bounds: str) -> str:
+        method = getattr(row, f"{self.column}_method")
+        coverage = getattr(row, f"{self.column}_coverage")
+        if method == TOO_FEW:
+            return f"{value}; {TOO_FEW} (measured coverage {percent(coverage)})"
+        if method == UNFITTED:
+            return f"{value}; no interval (no spread among the non-failed runs to simulate)"
+        suffix = f" {method_name(method)}: {percent(coverage)}" if self.per_cell and isinstance(method, str) else ""
+        return f"{value} {bounds}{suffix}"
+
+
+def _failed_rate(first, calibration: Calibration | None) -> str:
+    """The failed rate with its Wilson interval, or *too few seeds* where Wilson's measured coverage
+    at the condition's runs and rate is below 90 %."""
+    if pd.isna(first.failed_rate):
+        return "–"
+    value = num(first.failed_rate, 2)
+    chosen = (calibration.choice(first.lang, condition_name(first.setup, first.method), "", "all", OVERALL,
+                                 FAILED_RATE) if calibration else None)
+    if chosen is not None and not chosen["usable"]:
+        return f"{value}; {TOO_FEW} (measured coverage {percent(chosen['coverage'])})"
+    return f"{value} [{num(first.failed_low, 2)}, {num(first.failed_high, 2)}]"
+
+
+def _rows(part: pd.DataFrame, alpha: float, calibration: Calibration | None, spread: _Labels,
+          ratio_labels: _Labels) -> list[list]:
     rows = []
     labels = method_labels(list(part["method"].drop_duplicates()))
     for method, cells in part.groupby("method", sort=False):
@@ -68,16 +122,16 @@ def _rows(part: pd.DataFrame, alpha: float) -> list[list]:
         first = (overall if not overall.empty else cells).iloc[0]
         is_reference = method == first.reference
         failed = "–" if pd.isna(first.failed) else f"{first.failed} of {first.n_runs}"
-        rate = ("–" if pd.isna(first.failed_rate)
-                else f"{num(first.failed_rate, 2)} [{num(first.failed_low, 2)}, {num(first.failed_high, 2)}]")
-        spread = (f"{num(first.std_mcc)} [{num(first.std_low)}, {num(first.std_high)}]" if not overall.empty else "–")
+        rate = _failed_rate(first, calibration)
+        sigma = (spread.cell(first, num(first.std_mcc), f"[{num(first.std_low)}, {num(first.std_high)}]")
+                 if not overall.empty else "–")
         ratio = ("–" if overall.empty or is_reference or all_failed(first) or pd.isna(first.std_ratio)
-                 else _ratio(first.std_ratio)
-                 + ("" if pd.isna(first.std_ratio_low)   # bootstrap=0: no interval
-                    else f" [{_ratio(first.std_ratio_low)}, {_ratio(first.std_ratio_high)}]"))
+                 else _ratio(first.std_ratio) if pd.isna(first.std_ratio_low) and first.std_ratio_method == "percentile"
+                 else ratio_labels.cell(first, _ratio(first.std_ratio),
+                                        f"[{_ratio(first.std_ratio_low)}, {_ratio(first.std_ratio_high)}]"))
         mean = num(first.mean_mcc) if not overall.empty else "–"
         rows.append([labels[method] + (" (reference)" if is_reference else ""),
-                     int(first.n_seeds), failed, rate, spread, ratio, mean,
+                     int(first.n_seeds), failed, rate, sigma, ratio, mean,
                      "reference" if is_reference else
                      "– (every run failed: a σ of failed runs is no stability)" if all_failed(first) else
                      _differs(cells, part, alpha)])

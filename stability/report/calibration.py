@@ -1,0 +1,256 @@
+"""The report's statistics checked at the runs' own design (`stability.statistics.calibration`):
+calibration.csv, and per cell the interval method the tables print.
+
+The *design* comes from the runs: per condition (lang, setup, variant) and cell (overall, coarse,
+fine category with items) its seed count, its seeds' scores and failed verdicts; per compared pair
+(a method against the reference of "Which method stabilises what", and `compare=[A,B]` per
+language) both sides'. Cells are simulated in batches of equal seed counts, every world fitted to
+each cell, `calibration_sims` studies per world, seeded by `random_state`.
+
+*The choice*: per cell and interval (σ, σ ratio, mean, Δ, failed rate) each method's coverage is
+its worst over the fitted worlds (normal, heavy, failed where some run failed); the resampling
+world, a discrete one of the cell's own few runs, is measured and reported beside them but does not
+decide. The method printed is the one nearest the nominal level among those not measurably below
+it (the Monte-Carlo interval reaching nominal); else the best one if it reaches `FLOOR` (90 %),
+stated with its measured coverage; else no interval: "too few seeds (measured coverage X %)", and
+for the cells the tables print (overall) how many seeds would reach 90 % in that world.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from stability.report.compare import Condition
+from stability.statistics import calibration as sim
+from stability.statistics.intervals import std_interval_of, std_ratio_interval_of
+from stability.statistics.seeds import GROUP_KEY, condition_name
+from stability.statistics.spread import MIN_SEEDS, std_interval, std_ratio_interval
+
+log = logging.getLogger(__name__)
+
+FILE = "calibration.csv"
+CELL = ["level", "category"]
+KEY = ["lang", "condition", "reference", *CELL]
+COLUMNS = [*KEY, "n_seeds", "n_seeds_reference", *sim.CALIBRATION_COLUMNS]
+CHOICE_COLUMNS = [*KEY, "statistic", "method", "coverage", "mc_high", "world", "usable", "seeds_needed"]
+DECIDING_WORLDS = ("normal", "heavy", "failed")
+INTERVALS = (sim.SIGMA, sim.MEAN, sim.FAILED_RATE, sim.RATIO, sim.DELTA)
+TOO_FEW = "too few seeds"
+UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
+METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
+                "welch": "Welch", "wilson": "Wilson"}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """calibration.csv (`table`), the method printed per cell and interval (`choices`), and what ran."""
+
+    table: pd.DataFrame
+    choices: pd.DataFrame
+    sims: int
+    seconds: float
+
+    def choice(self, lang: str, condition: str, reference: str, level: str, category: str,
+               statistic: str) -> pd.Series | None:
+        """The chosen method's row for one cell and interval; None where the cell was not calibrated."""
+        key = (lang, condition, reference, level, category, statistic)
+        return self._index.get(key)
+
+    @property
+    def _index(self) -> dict:
+        if "_cache" not in self.__dict__:
+            keys = zip(*(self.choices[column] for column in [*KEY, "statistic"]))
+            object.__setattr__(self, "_cache", {key: row for key, (_, row) in zip(keys, self.choices.iterrows())})
+        return self.__dict__["_cache"]
+
+
+def _cells(results: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
+    """One row per (lang, setup, variant, level, category) with items: its seeds' scores and failed flags."""
+    scores = results[results["n_items"].fillna(1) > 0].dropna(subset=["mcc"])
+    if not failed.empty:
+        verdicts = failed[[*GROUP_KEY, "seed", "failed"]].astype({"failed": bool})
+        scores = scores.merge(verdicts, on=[*GROUP_KEY, "seed"], how="left")
+    else:
+        scores = scores.assign(failed=False)
+    scores = scores.assign(failed=scores["failed"].fillna(False).astype(bool)).sort_values("seed")
+    grouped = scores.groupby([*GROUP_KEY, *CELL], sort=True)
+    return pd.DataFrame({"scores": grouped["mcc"].apply(lambda v: v.to_numpy(float)),
+                         "failed": grouped["failed"].apply(lambda v: v.to_numpy(bool))}).reset_index()
+
+
+def _fit(rows: pd.DataFrame, suffix: str = "") -> sim.Fit:
+    return sim.fit(np.stack(rows[f"scores{suffix}"].to_list()), np.stack(rows[f"failed{suffix}"].to_list()))
+
+
+def _pairs(cells: pd.DataFrame, results: pd.DataFrame, references: dict[tuple[str, str], str],
+           compare: list[str] | None) -> pd.DataFrame:
+    """Rows of (reference side, method side) cells: every other variant of a (lang, setup) against
+    its reference (`references`, as "Which method stabilises what" picks them), and
+    `compare=[A,B]`'s B against A per language."""
+    wanted = []
+    for (lang, setup), chosen in references.items():
+        others = sorted(set(results.loc[(results["lang"] == lang) & (results["setup"] == setup), "variant"]) - {chosen})
+        wanted += [(lang, (setup, chosen), (setup, other)) for other in others]
+    if compare:
+        a, b = (Condition.parse(text).key for text in compare)
+        wanted += [(lang, a, b) for lang in sorted(set(results["lang"]))]
+    frames = []
+    for lang, first, second in dict.fromkeys(wanted):
+        side_a, side_b = (cells[(cells["lang"] == lang) & (cells["setup"] == setup) & (cells["variant"] == variant)]
+                          [[*CELL, "scores", "failed"]] for setup, variant in (first, second))
+        merged = side_a.merge(side_b, on=CELL, suffixes=("_a", "_b"))
+        if merged.empty:
+            continue
+        frames.append(merged.assign(lang=lang, condition=condition_name(*second), reference=condition_name(*first)))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _batched(frame: pd.DataFrame, sizes: list[str], run) -> pd.DataFrame:
+    """`run(batch)` per group of rows with equal seed counts, its `cell` rows mapped back to `frame`'s."""
+    out = []
+    for _, batch in frame.groupby(sizes, sort=True):
+        measured = run(batch)
+        measured = measured.assign(row=batch.index.to_numpy()[measured["cell"].to_numpy(int)])
+        out.append(measured.drop(columns="cell"))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["row", *sim.CALIBRATION_COLUMNS])
+
+
+def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[tuple[str, str], str],
+              compare: list[str] | None, sims: int, confidence: float, aso_iterations: int,
+              random_state: int, bootstrap: int) -> Calibration:
+    """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds;
+    with `bootstrap=0` the report computes no percentile interval, so none is chosen."""
+    started = time.perf_counter()
+    rng = np.random.default_rng(random_state)
+    cells = _cells(results, failed)
+    cells = cells.assign(n=cells["scores"].map(len))
+    cells = cells[cells["n"] >= MIN_SEEDS].reset_index(drop=True)
+    single = _batched(cells, ["n"], lambda batch: sim.calibrate_conditions(
+        _fit(batch), sims=sims, confidence=confidence, rng=rng))
+    single = single.join(cells[["lang", "setup", "variant", *CELL, "n"]], on="row")
+    single = single.assign(condition=[condition_name(s, v) for s, v in zip(single["setup"], single["variant"])],
+                           reference="", n_seeds=single["n"], n_seeds_reference=np.nan)
+    pairs = _pairs(cells.drop(columns="n"), results, references, compare)
+    frames = [single]
+    if not pairs.empty:
+        pairs = pairs.assign(n_a=pairs["scores_a"].map(len), n_b=pairs["scores_b"].map(len))
+        paired = _batched(pairs, ["n_a", "n_b"], lambda batch: sim.calibrate_pairs(
+            _fit(batch, "_a"), _fit(batch, "_b"), sims=sims, confidence=confidence, rng=rng,
+            aso_iterations=aso_iterations))
+        paired = paired.join(pairs[["lang", "condition", "reference", *CELL, "n_a", "n_b"]], on="row")
+        frames.append(paired.assign(n_seeds=paired["n_b"], n_seeds_reference=paired["n_a"]))
+    table = pd.concat(frames, ignore_index=True)[COLUMNS].astype({"n_seeds": int})
+    choices = choose(table if bootstrap else table[table["method"] != "percentile"])
+    choices = _with_seeds_needed(choices, cells, sims=sims, confidence=confidence, rng=rng)
+    seconds = time.perf_counter() - started
+    log.info("calibration: %d cells, %d pairs, %d simulations per world in %.1f s", len(cells), len(pairs), sims,
+             seconds)
+    return Calibration(table, choices, sims, seconds)
+
+
+def choose(table: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and interval the method to print (`CHOICE_COLUMNS`): `usable` False means none
+    reaches `FLOOR` in its worst deciding world (`method` is then the best of them)."""
+    coverage = table[(table["measure"] == sim.COVERAGE) & table["world"].isin(DECIDING_WORLDS)]
+    group = [*KEY, "statistic"]
+    worst = coverage.sort_values("measured", kind="stable").drop_duplicates([*group, "method"])
+    reaches = worst["mc_high"] >= worst["nominal"]
+    # reaching methods first, nearest nominal first; then the others, highest coverage first
+    rank = np.where(reaches, (worst["measured"] - worst["nominal"]).abs(), 2 - worst["measured"])
+    picked = worst.assign(_rank=rank, usable=reaches | (worst["measured"] >= sim.FLOOR)) \
+        .sort_values("_rank", kind="stable").drop_duplicates(group)
+    picked = picked.rename(columns={"measured": "coverage"}).assign(seeds_needed=np.nan)
+    return picked[CHOICE_COLUMNS].reset_index(drop=True)
+
+
+def _with_seeds_needed(choices: pd.DataFrame, cells: pd.DataFrame, *, sims: int, confidence: float,
+                       rng: np.random.Generator) -> pd.DataFrame:
+    """For the overall cells without a usable σ or mean interval: the seeds that reach 90 % in the
+    deciding world with the best method."""
+    lacking = choices[~choices["usable"] & (choices["level"] == "all") & (choices["reference"] == "")
+                      & choices["statistic"].isin([sim.SIGMA, sim.FAILED_RATE])]
+    if lacking.empty:
+        return choices
+    names = [condition_name(s, v) for s, v in zip(cells["setup"], cells["variant"])]
+    keyed = cells.assign(condition=names).set_index(["lang", "condition", *CELL])
+    choices = choices.copy()
+    for index, row in lacking.iterrows():
+        cell = keyed.loc[(row["lang"], row["condition"], row["level"], row["category"])]
+        fitted = sim.fit(cell["scores"][None, :], cell["failed"][None, :])
+        choices.loc[index, "seeds_needed"] = sim.seeds_for_coverage(
+            fitted, row["statistic"], row["method"], row["world"], sims=sims, confidence=confidence, rng=rng)
+    return choices
+
+
+def method_name(method: str) -> str:
+    return METHOD_NAMES.get(method, method)
+
+
+def percent(value: float) -> str:
+    return "–" if pd.isna(value) else f"{100 * value:.0f} %"
+
+
+def interval_method(choice: pd.Series | None, calibrated: bool) -> tuple[str, float]:
+    """(method, measured coverage) a table prints for a cell: the chosen method, `TOO_FEW` where none
+    is usable, `UNFITTED` where the calibration has no world for the cell, "percentile" with no
+    coverage when there is no calibration (calibration_sims=0)."""
+    if not calibrated:
+        return "percentile", float("nan")
+    if choice is None:
+        return UNFITTED, float("nan")
+    return (choice["method"] if choice["usable"] else TOO_FEW), float(choice["coverage"])
+
+
+def std_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
+               random_state: int) -> tuple[float, float]:
+    """σ's interval by the chosen method (`interval_method`; NaN where none is usable or the cell was not
+    calibrated); without a calibration the percentile bootstrap, as before calibration existed."""
+    method = interval_method(choice, calibrated)[0]
+    if method in (TOO_FEW, UNFITTED):
+        return float("nan"), float("nan")
+    if method == "percentile":
+        return std_interval(values, bootstrap, confidence, random_state)
+    return std_interval_of(values, method, confidence)
+
+
+def ratio_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, reference: np.ndarray, *,
+                 bootstrap: int, confidence: float, random_state: int) -> tuple[float, float]:
+    """The σ ratio's interval by the chosen method, as `std_bounds`."""
+    method = interval_method(choice, calibrated)[0]
+    if method in (TOO_FEW, UNFITTED):
+        return float("nan"), float("nan")
+    if method == "percentile":
+        return std_ratio_interval(values, reference, bootstrap, confidence, random_state)
+    return std_ratio_interval_of(values, reference, method, confidence)
+
+
+def design_labels(frame: pd.DataFrame) -> pd.Series:
+    """"6" for a condition's cells, "6 vs 5" (reference first) for a pair's."""
+    reference = frame["n_seeds_reference"]
+    pair = reference.astype("Int64").astype(str) + " vs " + frame["n_seeds"].astype(str)
+    return frame["n_seeds"].astype(str).where(reference.isna(), pair)
+
+
+def aso_text(tests: pd.DataFrame, wanted: bool) -> str:
+    """Per design of the A/A rows of `tests`: the ε_min below which 5 % of A/A studies fall, beside
+    deepsig's 0.2 and its measured false-positive rate; or that no threshold holds 5 % there, so
+    ε_min cannot rank at that seed count. "" without ASO rows."""
+    aso = tests[tests["statistic"] == sim.ASO]
+    if aso.empty:
+        return ""
+    parts = []
+    for design, part in aso.assign(design=design_labels(aso)).groupby("design", sort=True):
+        rate = part["measured"].max()
+        threshold = part["threshold"].min()
+        if part["threshold"].isna().any():
+            parts.append(f"at {design} seeds no ε_min threshold gives 5 % false positives (deepsig's "
+                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}), so ε_min cannot rank methods here")
+        else:
+            parts.append(f"at {design} seeds ε_min < {threshold:.2g} gives 5 % false positives "
+                         f"(deepsig's {sim.ASO_THRESHOLD:g}: {percent(rate)})")
+    used = "" if wanted else " (`aso=true` prints ε_min)"
+    return "Almost stochastic order" + used + ": " + "; ".join(parts) + ".\n\n"
