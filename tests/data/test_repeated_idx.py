@@ -20,7 +20,7 @@ from stability.data.formats import read_examples
 from stability.data.loading import load_run_datasets
 from stability.templates import generate_suite, languages
 
-sys.path.append(str(Path(__file__).parent / "report"))
+sys.path.append(str(Path(__file__).parent.parent / "report"))
 from report_runs import item_categories, write_run  # noqa: E402
 
 FIX = "give every item its own idx"

@@ -27,7 +27,7 @@ from stability.sweep.guard import check_sweep
 
 CUDA = torch.device("cuda", 0)
 CPU = torch.device("cpu")
-OLD_RUN = Path(__file__).parent / "fixtures" / "run_main_807686d"
+OLD_RUN = Path(__file__).parent.parent / "fixtures" / "run_main_807686d"
 CPU_CHECKS = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
 
 
