@@ -117,6 +117,7 @@ def test_auto_is_a_variant_of_its_own_and_keeps_its_fingerprint():
     assert len({config_fingerprint(without_hydra(cfg)) for cfg in configs}) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fresh_accelerate")
 @pytest.mark.parametrize("bf16, recorded", [(True, "bf16"), (False, "float32")])
 def test_a_smoke_run_with_auto_records_the_precision_that_ran(tmp_path, monkeypatch, bf16, recorded):
@@ -134,6 +135,7 @@ def test_a_smoke_run_with_auto_records_the_precision_that_ran(tmp_path, monkeypa
     assert f"trainer.mixed_precision=auto: {recorded} on " in (out / name / "train.log").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fresh_accelerate")
 def test_one_process_trains_a_sweep_over_both_precisions(tmp_path, monkeypatch):
     """Hydra's basic launcher (like a reused joblib worker) runs every job in one process: the
