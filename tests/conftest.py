@@ -1,4 +1,6 @@
-"""Shared fixtures: the real released data (when present) and an isolated cache."""
+"""Shared fixtures: the real released data (when present) and an isolated cache; and how
+pytest-xdist spreads the tests over processes (each with its share of the cores, a shared
+fixture built once)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +9,20 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _share_the_cores_between_workers() -> None:
+    """Under pytest-xdist, each worker's torch and the commands its tests start get the worker's
+    share of the cores, as packed runs get theirs (stability.sweep.devices.split_cpu): workers that
+    each use every core spin against each other. A thread count set by the user is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        threads = str(max(1, len(os.sched_getaffinity(0)) // workers))
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, threads)
+
+
+_share_the_cores_between_workers()
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +56,30 @@ def isolated_cache(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_datasets)
     return cache
+
+
+# Folders whose tests share a session fixture too costly to build twice: the SLURM test cluster.
+ONE_WORKER_FOLDERS = ("tests/slurm/",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of ONE_WORKER_FOLDERS first: the SLURM tests wait minutes on the cluster's
+    clock, so their worker waits while the others run the rest, not at the end of the run."""
+    items.sort(key=lambda item: not item.nodeid.startswith(ONE_WORKER_FOLDERS))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist's `--dist loadscope` (a module's tests on one worker, so a module's fixture, a
+    training run or a report, is built once), with each folder of ONE_WORKER_FOLDERS one unit too.
+    Not `--dist loadgroup` with xdist_group marks: xdist 3.8 marks a group by changing
+    `item._nodeid`, which pytest 9.2 no longer reads, so those marks group nothing."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndSharedFolders(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            folder = next((folder for folder in ONE_WORKER_FOLDERS if nodeid.startswith(folder)), None)
+            return folder or super()._split_scope(nodeid)
+
+    return ModulesAndSharedFolders(config, log)

@@ -187,6 +187,7 @@ def write_runs(root: Path, predictions: dict, dynamics: bool) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_report_has_the_section_only_for_runs_that_recorded_dynamics(tmp_path, predictions):
     plain = write_runs(tmp_path / "plain", predictions, dynamics=False)
     main([f"runs={plain}", f"out={tmp_path / 'plain_report'}", "bootstrap=0", "figures=false"])

@@ -29,6 +29,7 @@ def _files(folder: Path) -> dict[str, bytes]:
             if path.is_file() and path.name != "report.log"}
 
 
+@pytest.mark.slow
 def test_a_sweep_without_dynamics_gets_the_report_it_got_before_they_existed(synthetic_runs, tmp_path,
                                                                              monkeypatch):
     options = [f"runs={synthetic_runs}", "bootstrap=30", "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]"]
@@ -72,6 +73,7 @@ def _dynamics_sweep(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_dynamics_report_writes_the_documented_tables_and_the_help_names_them(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(report_cli, "annotate_pairs", _fake_annotate)
     out = tmp_path / "report"

@@ -66,6 +66,9 @@ def write_runs(root: Path, methods: tuple[str, ...] = METHODS, langs: tuple[str,
     return root
 
 
+pytestmark = pytest.mark.slow   # the module's report fixture reports for seconds
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
     root = write_runs(tmp_path_factory.mktemp("stabilizers") / "runs")

@@ -53,6 +53,9 @@ def write_runs(root: Path, variants: dict[tuple[str, str], list[float]] = OVERAL
     return root
 
 
+pytestmark = pytest.mark.slow   # the module's report fixture reports for seconds
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
     root = write_runs(tmp_path_factory.mktemp("variants") / "runs")

@@ -16,9 +16,9 @@ from helpers import QUICK, QUICK_VARIANT, assert_one_line_error
 
 from stability.cli import COMMANDS, PROGRAM
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BUILTIN = REPO / "stability" / "data" / "builtin"
-OLD_SMOKE = Path(__file__).parent / "fixtures" / "smoke_main_041fde0" / "smoke"
+OLD_SMOKE = Path(__file__).parent.parent / "fixtures" / "smoke_main_041fde0" / "smoke"
 
 
 def front_door(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ from stability.core.errors import UserError
 from stability.core.schemas.train import TrainConfig, train_settings
 from stability.data.loading import load_run_data
 
-RELEASED = Path(__file__).parent / "fixtures" / "released"
+RELEASED = Path(__file__).parent.parent / "fixtures" / "released"
 # the fixture files are excerpts, not the release the configured hashes pin: no split pinned
 UNPINNED = [f"~lang.download.sha256.{split}" for split in ("train", "validation", "test", "diagnostic")]
 

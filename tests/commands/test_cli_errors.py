@@ -12,7 +12,7 @@ from helpers import assert_one_line_error
 
 from stability.core.config import CONF_DIR
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GOOD_TRAIN = '{"premise": "a b", "hypothesis": "b", "label": "entailment", "idx": 0}\n'
 GOOD_DIAG = '{"idx": "0", "label": "entailment", "sentence1": "a", "sentence2": "b", "logic": "Negation"}\n'
 

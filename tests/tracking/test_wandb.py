@@ -26,7 +26,7 @@ from stability.tracking.wandb_run import (
 
 pytestmark = pytest.mark.slow   # a module fixture trains or reports for tens of seconds
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 _BLOCK, _HEADER = 32768, 7  # the .wandb file: LevelDB-log blocks of protobuf Records
 _FULL, _LAST = 1, 4
 

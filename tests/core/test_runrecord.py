@@ -22,7 +22,7 @@ from stability.report.cli import main as report_main
 from stability.report.collect import collect
 
 # A smoke run written by main at commit 807686d, before metrics.json carried a schema.
-OLD_RUN = Path(__file__).parent / "fixtures" / "run_main_807686d"
+OLD_RUN = Path(__file__).parent.parent / "fixtures" / "run_main_807686d"
 
 
 def test_a_run_written_by_main_before_schemas_still_reads():

@@ -14,7 +14,7 @@ from stability.core.languages import language, language_codes
 from stability.plan import main, split_arguments
 from stability.sweep.plan import compact_seeds, gpu_hours, planned_runs
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # the released sizes the configs state: train pairs per language, and MNLI pairs with a gold label
 RELEASED_TRAIN_SIZES = {code: language(code).released_train_size for code in language_codes()}
 # the paper's releases, train pairs counted by hand

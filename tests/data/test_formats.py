@@ -8,7 +8,7 @@ import pytest
 from stability.core.errors import UserError
 from stability.data.formats import read_examples
 
-RELEASED = Path(__file__).parent / "fixtures" / "released"
+RELEASED = Path(__file__).parent.parent / "fixtures" / "released"
 
 
 def test_superglue_jsonl_with_integer_idx():

@@ -17,9 +17,9 @@ from stability.core.jobs import job_configs, without_hydra
 from stability.core.runrecord import config_fingerprint, iter_runs
 from stability.core.taxonomy import COARSE_CATEGORIES
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "precision.py"
-sys.path.insert(0, str(SCRIPT.parent))
+sys.path.append(str(SCRIPT.parent))  # last: benchmarks/probing.py must not hide the probing package
 import precision  # noqa: E402  (benchmarks/ is not a package)
 
 _NUMBER = r"(-?\d+\.\d+)"

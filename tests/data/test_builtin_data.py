@@ -13,7 +13,7 @@ from stability.core.records import ENTAILMENT, NOT_ENTAILMENT
 from stability.core.taxonomy import COARSE_FIELDS, TAXONOMY
 from stability.data.formats import read_examples
 
-BUILTIN = Path(__file__).resolve().parents[1] / "stability" / "data" / "builtin"
+BUILTIN = Path(__file__).resolve().parents[2] / "stability" / "data" / "builtin"
 LANGS = language_codes()      # every shipped language (stability/conf/lang/) has built-in data
 BINARY = {"entailment", "not_entailment"}
 SPLIT_SIZES = {"train": 64, "validation": 24}

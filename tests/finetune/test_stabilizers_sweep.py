@@ -19,7 +19,7 @@ from stability.core.config import compose_config
 from stability.core.runrecord import config_fingerprint
 from stability.report.cli import main as report_main
 
-FIXTURE_RUN = Path(__file__).parent / "fixtures" / "smoke_main_041fde0" / "smoke" / "en" / "rte" / "seed0"
+FIXTURE_RUN = Path(__file__).parent.parent / "fixtures" / "smoke_main_041fde0" / "smoke" / "en" / "rte" / "seed0"
 METHODS = ("jiant-superglue", "llrd", "mixout", "mosbach", "reinit")
 
 # jiant v1.3.2 (588aa288): superglue_bert.conf over defaults.conf, trainer.py, BertAdam's defaults
@@ -115,7 +115,7 @@ def test_the_stabilizers_sweep_and_its_report_section(tmp_path):
 def test_the_help_names_every_experiment_and_trainer_preset():
     """`nli-stability train --help`'s footer lists the shipped presets; a new file must be named there."""
     footer = compose_config([], return_hydra_config=True).hydra.help.footer
-    conf = Path(__file__).resolve().parents[1] / "stability" / "conf"
+    conf = Path(__file__).resolve().parents[2] / "stability" / "conf"
     for group in ("experiment", "trainer"):
         listed = footer.split(f"{group}=", 1)[1].split(";")[0].split(" ")[0].split("|")
         assert sorted(listed) == sorted(path.stem for path in (conf / group).glob("*.yaml")), group

@@ -28,7 +28,7 @@ from stability.sweep.guard import check_sweep
 
 CUDA = torch.device("cuda", 0)
 CPU = torch.device("cpu")
-OLD_RUN = Path(__file__).parent / "fixtures" / "run_main_807686d"
+OLD_RUN = Path(__file__).parent.parent / "fixtures" / "run_main_807686d"
 CPU_CHECKS = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
 
 
@@ -118,6 +118,7 @@ def test_auto_is_a_variant_of_its_own_and_keeps_its_fingerprint():
     assert len({config_fingerprint(without_hydra(cfg)) for cfg in configs}) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fresh_accelerate")
 @pytest.mark.parametrize("bf16, recorded", [(True, "bf16"), (False, "float32")])
 def test_a_smoke_run_with_auto_records_the_precision_that_ran(tmp_path, monkeypatch, bf16, recorded):
@@ -135,6 +136,7 @@ def test_a_smoke_run_with_auto_records_the_precision_that_ran(tmp_path, monkeypa
     assert f"trainer.mixed_precision=auto: {recorded} on " in (out / name / "train.log").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fresh_accelerate")
 def test_one_process_trains_a_sweep_over_both_precisions(tmp_path, monkeypatch):
     """Hydra's basic launcher (like a reused joblib worker) runs every job in one process: the

@@ -21,7 +21,7 @@ from stability.core.schemas.model import PretrainedModel, TinyModel
 from stability.core.schemas.train import TrainConfig, train_settings
 from stability.core.schemas.trainer import Trainer
 
-FIXTURE_RUN = Path(__file__).parent / "fixtures" / "smoke_main_041fde0" / "smoke" / "en" / "rte" / "seed0"
+FIXTURE_RUN = Path(__file__).parent.parent / "fixtures" / "smoke_main_041fde0" / "smoke" / "en" / "rte" / "seed0"
 TYPED_GROUPS = ("lang", "model", "data", "trainer", "logger", "paths")
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from transformers import AutoConfig, AutoTokenizer
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "packed_sweep.py"
-sys.path.insert(0, str(SCRIPT.parent))
+sys.path.append(str(SCRIPT.parent))  # last: benchmarks/probing.py must not hide the probing package
 import packed_sweep  # noqa: E402  (benchmarks/ is not a package)
 
 

@@ -52,6 +52,7 @@ def _train(tmp_path: Path, overrides: list[str], checkpoint: Path | None = None,
     return model, result, log
 
 
+@pytest.mark.slow
 def test_validating_every_n_steps_runs_on_to_whole_validations(tmp_path):
     """max_epochs=2 plans 8 steps; validating every 3 rounds them up to 9 (jiant's t_total), so
     validations fall at steps 3, 6 (epochs 1, 2) and 9, the first step of epoch 3."""

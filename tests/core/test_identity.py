@@ -12,7 +12,7 @@ from stability.core.identity import run_subdir, variant_family, variant_name
 
 # A smoke sweep (`python -m stability.train experiment=smoke`) written by main at commit 041fde0,
 # before runs had a variant: its four files per run, as that commit left them.
-OLD_SMOKE = Path(__file__).parent / "fixtures" / "smoke_main_041fde0"
+OLD_SMOKE = Path(__file__).parent.parent / "fixtures" / "smoke_main_041fde0"
 
 
 def variant(*overrides: str) -> str:

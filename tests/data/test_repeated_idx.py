@@ -20,7 +20,7 @@ from stability.data.formats import read_examples
 from stability.data.loading import load_run_datasets
 from stability.templates import generate_suite, languages
 
-sys.path.append(str(Path(__file__).parent / "report"))
+sys.path.append(str(Path(__file__).parent.parent / "report"))
 from report_runs import item_categories, write_run  # noqa: E402
 
 FIX = "give every item its own idx"
@@ -72,6 +72,7 @@ def test_a_repeated_idx_in_the_validation_file_is_refused(tmp_path):
         load_run_datasets(compose_config(["lang=fr", "data.source=files", f"data.root={root}"]))
 
 
+@pytest.mark.slow
 def test_train_refuses_in_one_line(diag, tmp_path):
     result = train_cli(["experiment=smoke", "hydra.mode=RUN", f"data.diagnostic={diag}",
                         f"paths.output_dir={tmp_path / 'out'}"], tmp_path)

@@ -1,7 +1,7 @@
 """`python -m stability.status`: each run of a sweep folder judged from its files alone.
 
 The sweep here is made by hand (multirun.yaml, records, job records, submitit logs) so that
-every state occurs at once; tests/slurm/test_status.py does the same on a real cluster.
+every state occurs at once; tests/slurm/test_sweep_status.py does the same on a real cluster.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from stability.core.runrecord import RunDir, RunRecord, config_fingerprint
 from stability.sweep import squeue
 from stability.sweep.status import format_status, sweep_configs, sweep_status
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SEEDS = 7
 
 
