@@ -194,7 +194,7 @@ def test_a_checkpoint_differs_in_config_inputs_or_recorded_dynamics():
 def test_an_old_fixture_run_keeps_matching_with_resume_set():
     """A run made by older code (resume false, in its fingerprint) is the same computation for a
     job with trainer.resume=true."""
-    run = RunDir(Path(__file__).parent / "fixtures" / "run_main_807686d")
+    run = RunDir(Path(__file__).parent.parent / "fixtures" / "run_main_807686d")
     recorded = run.read_config()
     assert recorded.trainer.resume is False
     for resume in (False, True):

@@ -12,7 +12,7 @@ from submitit.slurm.slurm import SlurmExecutor
 
 from test_launchers import _hydra_config, _Submitted
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LAUNCHERS = ("local_gpus", "slurm")
 
 

@@ -22,7 +22,7 @@ LABELS = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
 # split -> pair IDs; a split's rows are interleaved with the others', as in SICK.txt
 SPLITS = {"TRAIN": [1, 2, 3, 5, 6, 8, 9, 10, 12, 13, 14, 16], "TRIAL": [4, 11, 17], "TEST": [7, 15, 18, 19]}
 COLUMNS = {"premise": "sentence_A", "hypothesis": "sentence_B", "label": "entailment_label", "idx": "pair_ID"}
-REAL_SICK = Path(__file__).resolve().parents[2] / "shared" / "data" / "sick" / "SICK.txt"
+REAL_SICK = Path(__file__).resolve().parents[3] / "shared" / "data" / "sick" / "SICK.txt"
 
 
 def _label(pair_id: int) -> str:
@@ -160,7 +160,7 @@ def test_the_documented_sick_preset_composes_to_the_three_splits(tmp_path):
 
     import yaml
 
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "data-and-formats.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "data-and-formats.md").read_text(encoding="utf-8")
     preset = docs.split("# ~/nli-configs/experiment/sick.yaml\n", 1)[1].split("```", 1)[0]
     sick = write_sick(tmp_path / "SICK.txt")
     (tmp_path / "configs" / "experiment").mkdir(parents=True)
