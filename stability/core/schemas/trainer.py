@@ -42,6 +42,8 @@ class Trainer:
     save_model: bool = MISSING
     # record the training dynamics at every validation (docs/concepts-and-metrics.md); adds files, changes no result
     dynamics: bool = False
+    # evaluation batches of at most this many padded tokens (and eval_batch_size examples); null: by examples
+    eval_tokens_per_batch: Optional[int] = None
     optimizer: str = "adamw"
     schedule: str = "constant"
     warmup_ratio: float = 0.1
@@ -58,6 +60,7 @@ class Trainer:
     def __post_init__(self) -> None:
         for key in ("batch_size", "eval_batch_size", "max_epochs", "patience"):
             at_least(f"trainer.{key}", getattr(self, key), 1)
+        at_least("trainer.eval_tokens_per_batch", self.eval_tokens_per_batch, 1, optional=True)
         above("trainer.learning_rate", self.learning_rate, 0)
         above("trainer.max_grad_norm", self.max_grad_norm, 0)
         at_least("trainer.weight_decay", self.weight_decay, 0)
