@@ -31,6 +31,8 @@ class Trainer:
 
     batch_size: int = MISSING
     eval_batch_size: int = MISSING
+    # evaluation batches of at most this many padded tokens (and eval_batch_size examples); null: by examples
+    eval_tokens_per_batch: Optional[int] = None
     learning_rate: float = MISSING
     weight_decay: float = MISSING
     max_grad_norm: float = MISSING
@@ -42,8 +44,6 @@ class Trainer:
     save_model: bool = MISSING
     # record the training dynamics at every validation (docs/concepts-and-metrics.md); adds files, changes no result
     dynamics: bool = False
-    # evaluation batches of at most this many padded tokens (and eval_batch_size examples); null: by examples
-    eval_tokens_per_batch: Optional[int] = None
     optimizer: str = "adamw"
     schedule: str = "constant"
     warmup_ratio: float = 0.1
