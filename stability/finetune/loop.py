@@ -97,18 +97,6 @@ def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, 
     return out
 
 
-def predict_diagnostic(model: PreTrainedModel, split: EncodedSplit, batch_size: int, accelerator: Accelerator,
-                       pad_id: int, dynamics: DynamicsRecorder | None, desc: str = "diagnostic",
-                       tokens_per_batch: int | None = None) -> np.ndarray:
-    """The trained model's P(entailment) on the diagnostic `split`: the one the dynamics recorded at the
-    best validation when there is one, else a pass of its own. The two are the same numbers: `train`
-    leaves the model holding that validation's weights (mixout's parametrisation, which `finish` takes
-    off, is the identity in evaluation), and the pass runs the same batches through the same model."""
-    if dynamics is not None and dynamics.best_diagnostic is not None:
-        return dynamics.best_diagnostic
-    return predict_entailment_probability(model, split, batch_size, accelerator, pad_id, desc, tokens_per_batch)
-
-
 def labels_from_probability(prob_entailment: np.ndarray) -> np.ndarray:
     """Label 0 (entailment) when it is the more probable class."""
     return np.where(prob_entailment >= 0.5, 0, 1)
@@ -201,6 +189,18 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
         accelerator.unwrap_model(model).load_state_dict(state.best_weights)
     recipe.finish(accelerator.unwrap_model(model))
     return state.result
+
+
+def predict_diagnostic(model: PreTrainedModel, split: EncodedSplit, batch_size: int, accelerator: Accelerator,
+                       pad_id: int, dynamics: DynamicsRecorder | None, desc: str = "diagnostic",
+                       tokens_per_batch: int | None = None) -> np.ndarray:
+    """The trained model's P(entailment) on the diagnostic `split`: the one the dynamics recorded at the
+    best validation when there is one, else a pass of its own. The two are the same numbers: `train`
+    leaves the model holding that validation's weights (mixout's parametrisation, which `finish` takes
+    off, is the identity in evaluation), and the pass runs the same batches through the same model."""
+    if dynamics is not None and dynamics.best_diagnostic is not None:
+        return dynamics.best_diagnostic
+    return predict_entailment_probability(model, split, batch_size, accelerator, pad_id, desc, tokens_per_batch)
 
 
 def _batches(split: EncodedSplit, settings: TrainConfig, epoch: int) -> list[np.ndarray]:
