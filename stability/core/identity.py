@@ -91,6 +91,7 @@ IDENTITY_KEYS = ("experiment_name", "lang", "seed", "seed_init", "seed_order", "
 # extra evaluation sets (scored after training, they change no trained weight)
 NOT_VARIANT_KEYS = (*NON_SEMANTIC_KEYS, "data.root", "data.mnli.file", "data.mnli.download",
                     "data.mnli.released_train_size", "data.extra_eval", "trainer.resume", "trainer.eval_batch_size",
+                    "trainer.eval_tokens_per_batch",
                     "annotator.cache_dir", "annotator.batch_size", "annotator.n_process")
 ITEM_SEPARATOR = "_"
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]+")

@@ -103,12 +103,13 @@ _READ_ONLY_WHEN: tuple[tuple[tuple[str, ...], Callable[[DictConfig], bool]], ...
      lambda cfg: OmegaConf.select(cfg, "trainer.lr_patience", default=None) is not None),
 )
 # Keys added after runs existed, at the value that trains as before they existed (the
-# stabilisation methods, all off): left out of the fingerprint at that value, so a run at the
-# defaults keeps the fingerprint of one finished before the keys were added.
+# stabilisation methods, all off; evaluation batched by examples): left out of the fingerprint
+# at that value, so a run at the defaults keeps the fingerprint of one finished before the keys
+# were added.
 OFF_VALUES: dict[str, Any] = {
     "trainer.optimizer": "adamw", "trainer.schedule": "constant", "trainer.lr_patience": None,
     "trainer.eval_every": "epoch", "trainer.reinit_layers": 0, "trainer.layer_lr_decay": 1.0,
-    "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0,
+    "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0, "trainer.eval_tokens_per_batch": None,
 }
 # The same for the keys added to every NLI dataset node (`schemas.nli.NliSet`): a train_set, mix
 # or extra_eval entry at these values reads what it read before they existed.

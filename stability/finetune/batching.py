@@ -26,10 +26,22 @@ def epoch_batches(lengths: np.ndarray, batch_size: int, seed_order: int, epoch: 
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def eval_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
-    """Evaluation batches sorted by length (callers restore the original order)."""
+def eval_batches(lengths: np.ndarray, batch_size: int, tokens_per_batch: int | None = None) -> list[np.ndarray]:
+    """Evaluation batches sorted by length, longest first (callers restore the original order): of
+    `batch_size` examples each, or, with `tokens_per_batch`, of as many as fit in that many tokens
+    once padded to the batch's longest (at most `batch_size`, at least one). A budget keeps batches
+    of short pairs large and those of long pairs small, where on a CPU a large padded batch is slower
+    per example."""
     order = np.argsort(-lengths, kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    if tokens_per_batch is None:
+        return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        size = min(batch_size, max(1, tokens_per_batch // int(lengths[order[start]])))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
 
 
 def collate(split: EncodedSplit, indices: np.ndarray, pad_id: int) -> dict[str, torch.Tensor]:

@@ -6,7 +6,10 @@ batch's P(entailment) into a buffer on the device (no host synchronisation per s
 validation takes the buffer, which holds each item's last pass since the previous validation,
 and starts a new one. The validation and diagnostic predictions come from the evaluation passes
 (one extra diagnostic pass per validation). Recording reads outputs only: it draws no random
-number and changes no weight, so a run's results are the same with it and without.
+number and changes no weight, so a run's results are the same with it and without. The
+diagnostic pass of the best validation is kept: the run's final diagnostic pass, over the same
+weights in the same batches, would compute the same numbers (`loop.predict_diagnostic`), so a
+run with dynamics makes one diagnostic pass per validation and none after training.
 """
 from __future__ import annotations
 
@@ -37,12 +40,15 @@ class ValidationRecord:
 
 class DynamicsRecorder:
     """Collects the training passes' P(entailment) between validations and hands each validation's
-    predictions to `on_record` (every process calls it; the caller writes from the main one)."""
+    predictions to `on_record` (every process calls it; the caller writes from the main one).
+    `best_diagnostic` is the diagnostic P(entailment) of the best validation recorded (None until one
+    is; a resumed run whose best validation came before the kill has none)."""
 
     def __init__(self, n_train: int, diagnostic: EncodedSplit, device: torch.device,
                  on_record: Callable[[ValidationRecord], None]) -> None:
         self.diagnostic = diagnostic
         self._on_record = on_record
+        self.best_diagnostic: np.ndarray | None = None
         # summed over processes at a validation: each process fills the items of its slices
         self._prob_sum = torch.zeros(n_train, device=device)
         self._seen = torch.zeros(n_train, device=device)
@@ -53,8 +59,12 @@ class DynamicsRecorder:
         self._prob_sum[at] = torch.softmax(logits.detach().float(), dim=-1)[:, 0]
         self._seen[at] = 1.0
 
-    def record(self, number: int, validation: np.ndarray, diagnostic: np.ndarray, accelerator: Accelerator) -> None:
-        """Validation `number` happened: pass on what was collected since the last one, and start anew."""
+    def record(self, number: int, validation: np.ndarray, diagnostic: np.ndarray, accelerator: Accelerator,
+               best: bool = False) -> None:
+        """Validation `number` happened (`best`: its weights are the best so far, the ones training keeps):
+        pass on what was collected since the last one, and start anew."""
+        if best:
+            self.best_diagnostic = diagnostic
         prob_sum, seen = self._prob_sum, self._seen
         if accelerator.num_processes > 1:
             prob_sum, seen = accelerator.reduce(prob_sum, "sum"), accelerator.reduce(seen, "sum")

@@ -73,13 +73,15 @@ def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str,
 
 
 def predict_entailment_probability(model: PreTrainedModel, split: EncodedSplit, batch_size: int,
-                                   accelerator: Accelerator, pad_id: int, desc: str = "evaluate") -> np.ndarray:
-    """P(entailment) for every example, in the split's order, gathered from all processes."""
+                                   accelerator: Accelerator, pad_id: int, desc: str = "evaluate",
+                                   tokens_per_batch: int | None = None) -> np.ndarray:
+    """P(entailment) for every example, in the split's order, gathered from all processes; batches
+    as `batching.eval_batches` makes them."""
     # the bare model: a DDP wrapper syncs buffers in every forward, and processes run unequal
     # numbers of evaluation batches, so going through it would hang
     model = accelerator.unwrap_model(model)
     model.eval()
-    batches = eval_batches(split.lengths, batch_size)
+    batches = eval_batches(split.lengths, batch_size, tokens_per_batch)
     mine = batches[accelerator.process_index::accelerator.num_processes]
     pieces: list[tuple[int, float]] = []
     with torch.inference_mode():
@@ -188,6 +190,18 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
     return state.result
 
 
+def predict_diagnostic(model: PreTrainedModel, split: EncodedSplit, batch_size: int, accelerator: Accelerator,
+                       pad_id: int, dynamics: DynamicsRecorder | None, desc: str = "diagnostic",
+                       tokens_per_batch: int | None = None) -> np.ndarray:
+    """The trained model's P(entailment) on the diagnostic `split`: the one the dynamics recorded at the
+    best validation when there is one, else a pass of its own. The two are the same numbers: `train`
+    leaves the model holding that validation's weights (mixout's parametrisation, which `finish` takes
+    off, is the identity in evaluation), and the pass runs the same batches through the same model."""
+    if dynamics is not None and dynamics.best_diagnostic is not None:
+        return dynamics.best_diagnostic
+    return predict_entailment_probability(model, split, batch_size, accelerator, pad_id, desc, tokens_per_batch)
+
+
 def _batches(split: EncodedSplit, settings: TrainConfig, epoch: int) -> list[np.ndarray]:
     trainer = settings.trainer
     return epoch_batches(split.lengths, trainer.batch_size, settings.seed_order, epoch, trainer.group_by_length)
@@ -207,8 +221,9 @@ def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator
               started: float, on_validation: Callable[[dict], None], dynamics: DynamicsRecorder | None) -> bool:
     """Score the validation set, log it (after recording the dynamics, if asked), keep the best
     weights; True when training must stop."""
-    batch_size = settings.trainer.eval_batch_size
-    probs = predict_entailment_probability(model, val_split, batch_size, accelerator, pad_id, desc=f"[{name}] validation")
+    batch_size, tokens = settings.trainer.eval_batch_size, settings.trainer.eval_tokens_per_batch
+    probs = predict_entailment_probability(model, val_split, batch_size, accelerator, pad_id, f"[{name}] validation",
+                                           tokens)
     val_acc = accuracy(val_split.labels.tolist(), labels_from_probability(probs).tolist())
     entry = {"epoch": epoch, "loss": loss, "val_accuracy": val_acc,
              "seconds": time.perf_counter() - segment_start}
@@ -217,7 +232,8 @@ def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator
     result = state.result
     result.log.append(entry)
     result.epochs_trained = epoch
-    if val_acc > result.best_val_accuracy:
+    improved = val_acc > result.best_val_accuracy
+    if improved:
         result.best_val_accuracy, result.best_epoch = val_acc, epoch
         state.best_weights = copy.deepcopy(accelerator.unwrap_model(model).state_dict())
         state.stale = 0
@@ -226,8 +242,8 @@ def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator
     result.seconds = time.perf_counter() - started
     if dynamics is not None:
         diagnostic = predict_entailment_probability(model, dynamics.diagnostic, batch_size, accelerator, pad_id,
-                                                    desc=f"[{name}] diagnostic")
-        dynamics.record(len(result.log), probs, diagnostic, accelerator)
+                                                    f"[{name}] diagnostic", tokens)
+        dynamics.record(len(result.log), probs, diagnostic, accelerator, best=improved)
     on_validation(entry)
     below_min_lr = recipe.learning_rate.after_validation(val_acc)
     return state.stale >= settings.trainer.patience or below_min_lr

@@ -29,7 +29,7 @@ from stability.data.loading import load_run_datasets
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.dynamics import DynamicsRecorder, DynamicsWriter
 from stability.finetune.encoding import EncodedSplit, encode
-from stability.finetune.loop import predict_entailment_probability, saved_identity, train
+from stability.finetune.loop import predict_diagnostic, predict_entailment_probability, saved_identity, train
 from stability.finetune.modeling import build_model, load_tokenizer, save_weights
 from stability.finetune.precision import (forget_previous_precision, refuse_precision_not_run,
                                           resolve_mixed_precision, run_device)
@@ -186,8 +186,8 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
                    checkpoint, on_validation, on_resume, name, recorder, identity)
     eval_started = time.perf_counter()
     diag_split = encoded["diagnostic"][0]
-    prob = predict_entailment_probability(model, diag_split, settings.trainer.eval_batch_size,
-                                          accelerator, pad_id, desc=f"[{name}] diagnostic")
+    prob = predict_diagnostic(model, diag_split, settings.trainer.eval_batch_size, accelerator, pad_id, recorder,
+                              f"[{name}] diagnostic", settings.trainer.eval_tokens_per_batch)
     pred = labels_from_probability(prob)
     gold = diag_split.labels.tolist()
     scores = score_diagnostic(gold, pred.tolist(), [e.categories for e in diagnostic],
@@ -230,8 +230,8 @@ def score_extra(model, split: EncodedSplit, settings: TrainConfig, accelerator: 
                 desc: str) -> dict[str, float | int | bool]:
     """Accuracy and MCC of the trained model on an extra evaluation set; an undefined MCC (one
     predicted or gold label only) scores 0.0 and is flagged `degenerate`, as the diagnostic's are."""
-    prob = predict_entailment_probability(model, split, settings.trainer.eval_batch_size, accelerator, pad_id,
-                                          desc=desc)
+    prob = predict_entailment_probability(model, split, settings.trainer.eval_batch_size, accelerator, pad_id, desc,
+                                          settings.trainer.eval_tokens_per_batch)
     gold, pred = split.labels.tolist(), labels_from_probability(prob).tolist()
     value = mcc(gold, pred)
     return {"accuracy": accuracy(gold, pred), "mcc": 0.0 if value is None else value, "n_items": len(gold),

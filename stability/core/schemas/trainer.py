@@ -31,6 +31,8 @@ class Trainer:
 
     batch_size: int = MISSING
     eval_batch_size: int = MISSING
+    # evaluation batches of at most this many padded tokens (and eval_batch_size examples); null: by examples
+    eval_tokens_per_batch: Optional[int] = None
     learning_rate: float = MISSING
     weight_decay: float = MISSING
     max_grad_norm: float = MISSING
@@ -58,6 +60,7 @@ class Trainer:
     def __post_init__(self) -> None:
         for key in ("batch_size", "eval_batch_size", "max_epochs", "patience"):
             at_least(f"trainer.{key}", getattr(self, key), 1)
+        at_least("trainer.eval_tokens_per_batch", self.eval_tokens_per_batch, 1, optional=True)
         above("trainer.learning_rate", self.learning_rate, 0)
         above("trainer.max_grad_norm", self.max_grad_norm, 0)
         at_least("trainer.weight_decay", self.weight_decay, 0)
