@@ -36,6 +36,7 @@ class ReportSchema:
     bootstrap: int = 1000
     confidence: float = 0.95
     random_state: int = 0
+    cluster: str = "sentences"
     flip_top: int = 20
     figures: bool = True
     failed_margin: float = 0.0
@@ -56,6 +57,9 @@ class ReportSchema:
                             fix="pass runs=DIR (an output folder of nli-stability train, or a tidy CSV), or runs=[DIR,FILE.csv]")
         self.dataqa = path_list("dataqa", self.dataqa)
         at_least("bootstrap", self.bootstrap, 0)
+        if not str(self.cluster).strip():
+            raise UserError("cluster is empty", fix="pass cluster=sentences (the default), cluster=none or the "
+                                                    "name of a column of the diagnostic records")
         above("confidence", self.confidence, 0)
         within("confidence", self.confidence, 0, 1)
         at_least("flip_top", self.flip_top, 1)

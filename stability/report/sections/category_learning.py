@@ -21,14 +21,15 @@ def build(context: Context) -> Built | None:
     if not context.dynamics:
         return None
     options = context.options
-    curves, onsets = learning_tables(context.dynamics, options.bootstrap, options.confidence, options.random_state)
+    curves, onsets = learning_tables(context.dynamics, options.bootstrap, options.confidence, options.random_state,
+                                     context.clusters)
     if curves.empty:
         return None
     drawn = learning_curves(curves, context.out) if options.figures else []
     level = f"{options.confidence:.0%}"
     if options.bootstrap:
         intervals = (f"*First reliable*: the first validation whose {level} multi-bootstrap interval of the seed-mean "
-                     f"MCC (seeds and items resampled, {options.bootstrap} samples) lies above 0, with its epoch. "
+                     f"MCC (seeds and item clusters resampled, {options.bootstrap} samples) lies above 0, with its epoch. "
                      "*Onset over seeds*: the same per seed (its items resampled), mean ± σ and range over the "
                      "seeds that got there. ")
     else:
