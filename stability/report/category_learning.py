@@ -131,7 +131,7 @@ def resampled(rng: np.random.Generator, n_boot: int, runs: ItemMatrix) -> tuple[
     The pooled replicates are `bootstrap.bootstrap_samples(rng, n_boot, runs)` exactly (same draws,
     same order); they are computed here from the per-seed scores so one matrix product gives both.
     """
-    item_counts = item_draw_counts(rng, n_boot, runs)
+    item_counts = item_draw_counts(rng, n_boot, len(runs.idx), runs.clusters)
     seed_counts = draw_counts(rng, n_boot, len(runs.preds))
     per_seed = mcc_from_counts(*np.moveaxis(confusion_counts(item_counts, runs), -1, 0))
     weights = seed_counts / seed_counts.sum(axis=1, keepdims=True)

@@ -59,11 +59,12 @@ def draw_counts(rng: np.random.Generator, n_boot: int, n: int) -> np.ndarray:
     return np.bincount(draws.ravel(), minlength=n_boot * n).reshape(n_boot, n)
 
 
-def item_draw_counts(rng: np.random.Generator, n_boot: int, runs: ItemMatrix) -> np.ndarray:
-    """(n_boot, items): each item's weight in each sample, its cluster's draw count (or its own)."""
-    if runs.clusters is None:
-        return draw_counts(rng, n_boot, len(runs.idx))
-    return cluster_draw_counts(rng, n_boot, runs.clusters)
+def item_draw_counts(rng: np.random.Generator, n_boot: int, n_items: int,
+                     clusters: np.ndarray | None = None) -> np.ndarray:
+    """(n_boot, n_items): each item's weight in each sample, its cluster's draw count (None: its own)."""
+    if clusters is None:
+        return draw_counts(rng, n_boot, n_items)
+    return cluster_draw_counts(rng, n_boot, clusters)
 
 
 def confusion_counts(item_counts: np.ndarray, runs: ItemMatrix) -> np.ndarray:
@@ -99,7 +100,7 @@ def point_estimate(runs: ItemMatrix, score: Score = mcc_from_counts) -> np.ndarr
 def bootstrap_samples(rng: np.random.Generator, n_boot: int, runs: ItemMatrix,
                       score: Score = mcc_from_counts) -> np.ndarray:
     """(n_boot, categories) multi-bootstrap replicates of `point_estimate`."""
-    return resampled_scores(item_draw_counts(rng, n_boot, runs),
+    return resampled_scores(item_draw_counts(rng, n_boot, len(runs.idx), runs.clusters),
                             draw_counts(rng, n_boot, len(runs.preds)), runs, score)
 
 

@@ -111,8 +111,7 @@ def paired_delta_replicates(rng: np.random.Generator, n_boot: int, a: ItemMatrix
         raise ValueError("the two sides share no item idx")
     a, b = a.select(shared), b.select(shared)
     sides = [side.clusters for side in (a, b) if side.clusters is not None]
-    joint = ItemMatrix(shared, a.labels, a.preds, a.membership, merged(*sides) if sides else None)
-    items = item_draw_counts(rng, n_boot, joint)
+    items = item_draw_counts(rng, n_boot, len(shared), merged(*sides) if sides else None)
     replicates = (resampled_scores(items, draw_counts(rng, n_boot, len(b.preds)), b, score)
                   - resampled_scores(items, draw_counts(rng, n_boot, len(a.preds)), a, score))
     return PairedDeltas(shared, point_estimate(b, score) - point_estimate(a, score), replicates,
