@@ -1,6 +1,6 @@
 """The report's item-level bootstraps draw clusters of items that share a sentence: clusters read from
 the runs' own diagnostic sets, the naive width beside the clustered interval, cluster=none and a named
-column, and the one-line errors."""
+column, the one-line errors, and the atlas regression's cluster-robust standard errors."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from report_runs import write_run
 
 from stability.core.config import compose_config
@@ -19,6 +20,7 @@ from stability.report.bootstrap import bootstrap_ci, condition_deltas
 from stability.report.cli import main
 from stability.report.clusters import ItemClusters, item_clusters
 from stability.report.collect import OVERALL, collect
+from stability.report.instability_atlas import Design, fit_logit, regression_groups
 from stability.statistics.clusters import ClusterSizes, sentence_clusters
 
 
@@ -134,3 +136,28 @@ def test_unknown_column_or_unreadable_records_exit_2(builtin_runs, synthetic_run
         err = capsys.readouterr().err
         assert stop.value.code == 2 and err.count("\n") == 1 and needle in err and "cluster=none" in err
         assert not (tmp_path / "never").exists()
+
+
+def test_atlas_regression_groups_join_languages_by_idx_and_items_by_cluster():
+    rows = pd.DataFrame({"lang": ["fr", "fr", "fr", "fr", "de", "de", "de"], "idx": ["0", "1", "2", "3", "0", "2", "4"]})
+    clusters = ItemClusters("sentences", {"fr": pd.Series([0, 0, 1, 2], index=["0", "1", "2", "3"])},
+                            {"de": "diagnostic text not readable"})
+    groups = regression_groups(rows, clusters)
+    # fr 0 and 1 share a cluster, de 0 is fr 0's item; fr 2 and de 2 one item; fr 3 and de 4 alone
+    assert groups[0] == groups[1] == groups[4]
+    assert groups[2] == groups[5]
+    assert len({groups[0], groups[2], groups[3], groups[6]}) == 4
+
+
+def test_atlas_regression_with_clusters_is_statsmodels_cluster_robust_fit():
+    rng = np.random.default_rng(4)
+    groups = np.repeat(np.arange(40), 5)
+    x = rng.integers(0, 2, 200).astype(float)
+    y = pd.Series((rng.random(200) < np.where(x == 1, 0.6, 0.3)).astype(int))
+    design = Design(pd.DataFrame({"intercept": np.ones(200), "coarse[Logic]": x}), y, {})
+    table = fit_logit(design, 0.95, groups)
+    direct = sm.Logit(y, design.X).fit(disp=0, cov_type="cluster", cov_kwds={"groups": groups})
+    np.testing.assert_allclose(table["std_err"], direct.bse, rtol=1e-10)
+    plain = fit_logit(design, 0.95)
+    np.testing.assert_allclose(plain["coef"], table["coef"], rtol=1e-10)
+    assert not np.allclose(plain["std_err"], table["std_err"])
