@@ -76,6 +76,11 @@ class ItemClusters:
         return " ".join(lines)
 
 
+def drawn_units(option: str) -> str:
+    """What a bootstrap sample draws under `cluster=option`, for the report's sentences."""
+    return "items" if option == NO_CLUSTERS else "item clusters"
+
+
 def item_clusters(option: str, predictions: pd.DataFrame, runs: pd.DataFrame,
                   read_records: ReadRecords | None) -> ItemClusters:
     """The clusters of every language with predictions, by `option` (module docstring). `runs` are
