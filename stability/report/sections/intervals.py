@@ -26,8 +26,9 @@ def build(context: Context) -> Built | None:
     level = f"{options.confidence:.0%}"
     text = (f"## Bootstrap intervals\n\n{level} multi-bootstrap intervals (seeds and items resampled "
             f"together); per category in `bootstrap_ci.csv`. {context.clusters.described(context.predictions)} "
-            "*Naive width*: the width of the overall interval with items resampled one by one, which is too "
-            "narrow where items are grouped.\n\n"
+            "*Naive width*: the width of the overall interval with items resampled one by one: too narrow where "
+            "the answers to a cluster's items go together, too wide where they cancel (a swapped pair with opposite "
+            "labels answered alike is one right and one wrong every time).\n\n"
             + table(with_variant(["lang", "setup"], "variant", variants) + [f"overall MCC [{level} CI]",
                      "naive width", "mean category CI width",
                      "categories with CI excluding 0"], rows))
