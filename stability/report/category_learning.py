@@ -24,9 +24,11 @@ import pandas as pd
 
 from stability.core.metrics import mcc_from_counts
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
+from stability.report.clusters import ItemClusters
 from stability.report.collect import OVERALL
 from stability.report.dynamics import RunDynamics
-from stability.statistics.bootstrap import ItemMatrix, confusion_counts, draw_counts, percentile_interval
+from stability.statistics.bootstrap import (ItemMatrix, confusion_counts, draw_counts, item_draw_counts,
+                                            percentile_interval)
 from stability.statistics.membership import coarse_membership, fine_membership
 from stability.statistics.seeds import GROUP_KEY
 
@@ -57,6 +59,7 @@ class GroupDynamics:
     preds: list[np.ndarray]           # per seed (its validations, items) predicted 0/1
     validations: list[pd.DataFrame]   # per seed its validations (epoch, step, ...), one row per validation
     recorded: list[np.ndarray]        # per seed and validation, whether its predictions were recorded
+    clusters: np.ndarray | None = None   # (items,) what the bootstrap draws together (`report.clusters`)
 
     @property
     def n_validations(self) -> int:
@@ -73,7 +76,7 @@ class GroupDynamics:
         """The seeds that reached `validation` (0-based) as the bootstrap's item matrix."""
         return ItemMatrix(self.idx, self.labels,
                           np.stack([self.preds[s][validation] for s in self.reached(validation)]).astype(np.int64),
-                          self.membership)
+                          self.membership, self.clusters)
 
     def logged(self, column: str) -> np.ndarray:
         """Per validation, `column` of the train log (epoch, step) as the longest run logged it; NaN where
@@ -90,9 +93,9 @@ def category_membership(categories: list) -> np.ndarray:
     return np.column_stack([np.ones(len(fine), bool), coarse_membership(fine), fine])
 
 
-def group_dynamics(runs: list[RunDynamics]) -> list[GroupDynamics]:
+def group_dynamics(runs: list[RunDynamics], clusters: ItemClusters | None = None) -> list[GroupDynamics]:
     """The runs grouped by (lang, setup, variant) in sorted order, seeds sorted, each keeping the
-    diagnostic items every seed of its group has."""
+    diagnostic items every seed of its group has, in `clusters`' clusters of its language."""
     by_group: dict[tuple[str, str, str], list[RunDynamics]] = {}
     for run in runs:
         if not len(run.dynamics.pred):
@@ -113,7 +116,8 @@ def group_dynamics(runs: list[RunDynamics]) -> list[GroupDynamics]:
             labels=items["label"].to_numpy(np.int64),
             membership=category_membership([[] if c is None else list(c) for c in items["categories"]]),
             preds=[run.dynamics.pred[:, found.loc[shared, "column"].to_numpy()] for run, found in zip(members, diagnostic)],
-            validations=[run.validations for run in members], recorded=[run.dynamics.recorded for run in members]))
+            validations=[run.validations for run in members], recorded=[run.dynamics.recorded for run in members],
+            clusters=None if clusters is None else clusters.of(key[0], shared)))
     return groups
 
 
@@ -130,7 +134,7 @@ def resampled(rng: np.random.Generator, n_boot: int, runs: ItemMatrix) -> tuple[
     The pooled replicates are `bootstrap.bootstrap_samples(rng, n_boot, runs)` exactly (same draws,
     same order); they are computed here from the per-seed scores so one matrix product gives both.
     """
-    item_counts = draw_counts(rng, n_boot, len(runs.idx))
+    item_counts = item_draw_counts(rng, n_boot, len(runs.idx), runs.clusters)
     seed_counts = draw_counts(rng, n_boot, len(runs.preds))
     per_seed = mcc_from_counts(*np.moveaxis(confusion_counts(item_counts, runs), -1, 0))
     weights = seed_counts / seed_counts.sum(axis=1, keepdims=True)
@@ -195,8 +199,8 @@ def _at(values: np.ndarray, position: np.ndarray) -> np.ndarray:
     return out
 
 
-def learning_tables(runs: list[RunDynamics], n_boot: int, confidence: float,
-                    random_state: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def learning_tables(runs: list[RunDynamics], n_boot: int, confidence: float, random_state: int,
+                    clusters: ItemClusters | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`category_learning.csv` and `category_learning_onset.csv` of the runs' dynamics.
 
     One generator seeded with `random_state` draws every bootstrap, groups in sorted order and
@@ -205,7 +209,7 @@ def learning_tables(runs: list[RunDynamics], n_boot: int, confidence: float,
     rng = np.random.default_rng(random_state)
     curves, onsets = [], []
     step = any("step" in run.validations.columns for run in runs)
-    for group in group_dynamics(runs):
+    for group in group_dynamics(runs, clusters):
         scored = _score_group(group, rng, n_boot, confidence)
         epochs = group.logged("epoch")
         n_val = group.n_validations

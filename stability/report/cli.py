@@ -19,6 +19,7 @@ from stability.core.jobs import without_hydra
 from stability.core.markdown import counted
 from stability.core.overrides import MULTIRUN_FLAGS
 from stability.core.schemas.report import ReportSchema
+from stability.data.run_items import run_diagnostic_records
 from stability.report.context import Context, prepare
 from stability.report.sections import SECTIONS
 
@@ -41,11 +42,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def check(configs: list[DictConfig]) -> None:
         refuse_sweep(configs)
-        prepared.append(prepare(options_of(configs[0]), annotate_pairs))
+        prepared.append(prepare(options_of(configs[0]), annotate_pairs, run_diagnostic_records))
 
     def task(cfg: DictConfig) -> None:
         # prepared by `check`, unless Hydra runs the job without it (e.g. with --config-dir)
-        write_report(prepared.pop() if prepared else prepare(options_of(cfg), annotate_pairs))
+        write_report(prepared.pop() if prepared else prepare(options_of(cfg), annotate_pairs, run_diagnostic_records))
 
     run_command(REPORT_CONFIG_NAME, task, arguments, check=check)
 

@@ -8,7 +8,7 @@ comparison) are computed once, on first use, and shared.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -21,6 +21,7 @@ from stability.core.schemas.report import ReportSchema
 from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
 from stability.report.calibration import Calibration, calibrate
+from stability.report.clusters import ItemClusters, ReadRecords, item_clusters
 from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
 from stability.report.dynamics import RunDynamics, read_run_dynamics
@@ -48,6 +49,7 @@ class Context:
     # training dynamics of the runs that recorded them (without failed runs under exclude_failed)
     dynamics: list[RunDynamics]
     annotate: Annotate | None = None                # the rule-based annotator, handed in by the command
+    clusters: ItemClusters = field(default_factory=ItemClusters)   # what item-level bootstraps draw together
 
     @cached_property
     def results(self) -> pd.DataFrame:
@@ -87,10 +89,12 @@ class Context:
         return self._paired_bootstrap(self.options.compare_langs, language_deltas)
 
     def _paired_bootstrap(self, pair: list[str] | None, deltas_of: Callable[..., dict]) -> dict:
-        """`deltas_of(predictions, A, B, samples, random_state)`; empty without the pair, bootstrap or predictions."""
+        """`deltas_of(predictions, A, B, samples, random_state, clusters=...)`; empty without the pair,
+        bootstrap or predictions."""
         if not (pair and self.options.bootstrap and not self.predictions.empty):
             return {}
-        return deltas_of(self.predictions, *pair, self.options.bootstrap, self.options.random_state)
+        return deltas_of(self.predictions, *pair, self.options.bootstrap, self.options.random_state,
+                         clusters=self.clusters)
 
     @cached_property
     def calibration(self) -> Calibration | None:
@@ -123,9 +127,10 @@ class Context:
                 f"from {', '.join(str(path) for path in self.paths)}")
 
 
-def prepare(options: ReportSchema, annotate: Annotate | None = None) -> Context:
+def prepare(options: ReportSchema, annotate: Annotate | None = None, read_records: ReadRecords | None = None) -> Context:
     """Read the inputs and check the options against them; creates the output folder last.
-    `annotate` is the rule-based annotator the sections on training dynamics use."""
+    `annotate` is the rule-based annotator the sections on training dynamics use, `read_records`
+    the reader of a run's diagnostic records the item clusters are found in (`report.clusters`)."""
     paths = [Path(path) for path in options.runs]
     collected = collect(paths)
     failed = failed_runs(collected.runs, collected.predictions,
@@ -140,6 +145,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None) -> Context:
         check_languages(kept_results, *options.compare_langs)
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
+    clusters = item_clusters(options.cluster, predictions, collected.runs, read_records)
     # read here, so an unreadable dynamics file stops the report before anything is written
     dynamics = read_run_dynamics(without_failed(collected.runs, failed) if options.exclude_failed else collected.runs)
     out = Path(options.out)
@@ -149,7 +155,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None) -> Context:
         raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
                         fix="choose another out=DIR") from None
     return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged, dynamics,
-                   annotate)
+                   annotate, clusters)
 
 
 def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) -> None:

@@ -19,6 +19,9 @@ The atlas joins them with the item's gold label and categories, its text in that
 (`report.annotation`: an optional extra; when it cannot load, the feature columns are left out).
 A logistic regression of `flips_between_seeds` on the 4 coarse categories, the detected features and
 the language (`instability_regression`) says which of them go with instability, all else held fixed.
+Its rows are not independent (one item in every language; items that share a sentence), so with the
+report's item clusters its standard errors are cluster-robust over groups that join an item's rows
+across languages and the items of one cluster (`regression_groups`).
 """
 from __future__ import annotations
 
@@ -33,7 +36,9 @@ import pandas as pd
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
 from stability.report.agreement import item_agreement, pairwise_agreement
 from stability.report.annotation import Annotate, by_language
+from stability.report.clusters import NO_CLUSTERS, ItemClusters
 from stability.report.dynamics import RunDynamics
+from stability.statistics.clusters import components
 from stability.statistics.seeds import GROUP_KEY
 
 log = logging.getLogger(__name__)
@@ -270,10 +275,23 @@ class FitFailed(Exception):
     """The logistic regression has no (finite) maximum-likelihood estimate."""
 
 
-def fit_logit(design: Design, confidence: float) -> pd.DataFrame:
+def regression_groups(rows: pd.DataFrame, clusters: ItemClusters) -> np.ndarray:
+    """(rows,) group ids of a regression's rows (lang, idx): one item's rows in every language are one
+    group, joined with the other items of its cluster in any language (`clusters.of`)."""
+    idx = rows["idx"].astype(str).to_numpy(dtype=object)
+    in_cluster = np.full(len(rows), None, dtype=object)
+    for lang, at in rows.groupby("lang").indices.items():
+        ids = clusters.of(lang, idx[at])
+        if ids is not None:
+            in_cluster[at] = [f"{lang}:{cluster}" for cluster in ids]
+    return components(np.column_stack([idx, in_cluster]))
+
+
+def fit_logit(design: Design, confidence: float, groups: np.ndarray | None = None) -> pd.DataFrame:
     """statsmodels' Logit (Newton) of `design`: term, coef, std_err, z, p_value, ci_low, ci_high (Wald,
-    at `confidence`), odds_ratio, n_obs. FitFailed on perfect separation, a singular Hessian or no
-    convergence."""
+    at `confidence`), odds_ratio, n_obs; with `groups` (one id per row of the design) the standard
+    errors are cluster-robust over them (`cov_type="cluster"`). FitFailed on perfect separation, a
+    singular Hessian or no convergence."""
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import (ConvergenceWarning, HessianInversionWarning,
                                                  PerfectSeparationError, PerfectSeparationWarning)
@@ -284,7 +302,8 @@ def fit_logit(design: Design, confidence: float) -> pd.DataFrame:
         with warnings.catch_warnings():
             for category in (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning):
                 warnings.simplefilter("error", category)
-            result = sm.Logit(design.y, design.X).fit(disp=0, maxiter=100)
+            robust = {} if groups is None else {"cov_type": "cluster", "cov_kwds": {"groups": groups}}
+            result = sm.Logit(design.y, design.X).fit(disp=0, maxiter=100, **robust)
     except (PerfectSeparationError, PerfectSeparationWarning) as err:
         raise FitFailed(f"perfect separation ({err})") from None
     except np.linalg.LinAlgError as err:
@@ -303,10 +322,11 @@ def fit_logit(design: Design, confidence: float) -> pd.DataFrame:
         "odds_ratio": np.exp(result.params.to_numpy()), "n_obs": int(result.nobs)})
 
 
-def instability_regression(atlas: pd.DataFrame,
-                           confidence: float) -> tuple[pd.DataFrame, dict[tuple[str, str], list[str]]]:
+def instability_regression(atlas: pd.DataFrame, confidence: float, clusters: ItemClusters | None = None
+                           ) -> tuple[pd.DataFrame, dict[tuple[str, str], list[str]]]:
     """REGRESSION_COLUMNS per (setup, variant), pooled over its items × languages; per (setup, variant)
-    the notes (terms dropped and why, or why there is no fit)."""
+    the notes (terms dropped and why, or why there is no fit). With `clusters` (other than
+    `cluster=none`) the standard errors are cluster-robust over `regression_groups`."""
     frames, notes = [], {}
     for (setup, variant), rows in atlas.groupby(CONDITION, sort=True):
         design = regression_design(rows)
@@ -318,7 +338,9 @@ def instability_regression(atlas: pd.DataFrame,
             lines.append("no fit: no language has 2 seeds, so no item can flip between seeds")
         else:
             try:
-                frames.append(fit_logit(design, confidence).assign(setup=setup, variant=variant))
+                groups = None if clusters is None or clusters.option == NO_CLUSTERS else \
+                    regression_groups(rows[rows["flips_between_seeds"].notna()], clusters)
+                frames.append(fit_logit(design, confidence, groups).assign(setup=setup, variant=variant))
             except FitFailed as err:
                 lines.append(f"no fit: {err}")
         notes[(setup, variant)] = lines

@@ -11,6 +11,11 @@ arrays: MCC by default, `accuracy_from_counts`, or a caller's own (F1, κ, ...),
 report's category MCCs and probing's probe accuracies get intervals from the same code.
 One-sided p-values are (k + 1) / (B + 1) for k of B replicates at or below 0, never 0 for a
 finite B.
+
+Items that are not independent (sharing a sentence: `stability.statistics.clusters`) carry
+cluster ids; a sample then draws clusters, not items, and weights each item by how often its
+cluster was drawn (`item_draw_counts`). Without cluster ids every item is its own cluster and the
+draws are the item bootstrap's.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from stability.core.metrics import mcc_from_counts
+from stability.statistics.clusters import cluster_draw_counts, relabelled
 
 # A score from confusion counts (tp, fp, fn, tn), elementwise over arrays.
 Score = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -34,17 +40,31 @@ class ItemMatrix:
     labels: np.ndarray       # (items,) gold 0/1
     preds: np.ndarray        # (seeds, items) predicted 0/1
     membership: np.ndarray   # (items, groups) bool: which score groups (categories) an item is in
+    clusters: np.ndarray | None = None   # (items,) cluster ids; None: every item its own cluster
 
     def select(self, idx: np.ndarray) -> ItemMatrix:
         """The same runs restricted to `idx` (a sorted subset), so two groups of runs share items."""
         at = np.searchsorted(self.idx, idx)
-        return ItemMatrix(idx, self.labels[at], self.preds[:, at], self.membership[at])
+        clusters = None if self.clusters is None else relabelled(self.clusters[at])
+        return ItemMatrix(idx, self.labels[at], self.preds[:, at], self.membership[at], clusters)
+
+    def unclustered(self) -> ItemMatrix:
+        """The same runs with every item its own cluster (the naive item bootstrap)."""
+        return ItemMatrix(self.idx, self.labels, self.preds, self.membership)
 
 
 def draw_counts(rng: np.random.Generator, n_boot: int, n: int) -> np.ndarray:
     """(n_boot, n): how often each of n units is drawn when resampling n with replacement."""
     draws = rng.integers(0, n, size=(n_boot, n)) + n * np.arange(n_boot)[:, None]
     return np.bincount(draws.ravel(), minlength=n_boot * n).reshape(n_boot, n)
+
+
+def item_draw_counts(rng: np.random.Generator, n_boot: int, n_items: int,
+                     clusters: np.ndarray | None = None) -> np.ndarray:
+    """(n_boot, n_items): each item's weight in each sample, its cluster's draw count (None: its own)."""
+    if clusters is None:
+        return draw_counts(rng, n_boot, n_items)
+    return cluster_draw_counts(rng, n_boot, clusters)
 
 
 def confusion_counts(item_counts: np.ndarray, runs: ItemMatrix) -> np.ndarray:
@@ -80,7 +100,7 @@ def point_estimate(runs: ItemMatrix, score: Score = mcc_from_counts) -> np.ndarr
 def bootstrap_samples(rng: np.random.Generator, n_boot: int, runs: ItemMatrix,
                       score: Score = mcc_from_counts) -> np.ndarray:
     """(n_boot, categories) multi-bootstrap replicates of `point_estimate`."""
-    return resampled_scores(draw_counts(rng, n_boot, runs.preds.shape[1]),
+    return resampled_scores(item_draw_counts(rng, n_boot, len(runs.idx), runs.clusters),
                             draw_counts(rng, n_boot, len(runs.preds)), runs, score)
 
 

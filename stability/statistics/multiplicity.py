@@ -37,11 +37,13 @@ from stability.statistics.bootstrap import (
     ItemMatrix,
     Score,
     draw_counts,
+    item_draw_counts,
     p_at_or_below_zero,
     percentile_interval,
     point_estimate,
     resampled_scores,
 )
+from stability.statistics.clusters import merged
 
 # statsmodels' method names for the two adjustments, by the column each fills.
 ADJUSTMENTS = {"p_holm": "holm", "p_bh": "fdr_bh"}
@@ -101,13 +103,15 @@ def paired_delta_replicates(rng: np.random.Generator, n_boot: int, a: ItemMatrix
     each an `ItemMatrix` (`stability.report.bootstrap.item_matrix`). Only items whose `idx`
     both have are used; every sample draws one multiset of those items for both sides and
     each side's seeds with replacement on its own, so item difficulty cancels in Δ while
-    seed variation of both sides enters it. Raises ValueError when no item is shared.
+    seed variation of both sides enters it. Items clustered on either side are drawn as one
+    cluster (`clusters.merged`). Raises ValueError when no item is shared.
     """
     shared = np.intersect1d(a.idx, b.idx)
     if shared.size == 0:
         raise ValueError("the two sides share no item idx")
     a, b = a.select(shared), b.select(shared)
-    items = draw_counts(rng, n_boot, len(shared))
+    sides = [side.clusters for side in (a, b) if side.clusters is not None]
+    items = item_draw_counts(rng, n_boot, len(shared), merged(*sides) if sides else None)
     replicates = (resampled_scores(items, draw_counts(rng, n_boot, len(b.preds)), b, score)
                   - resampled_scores(items, draw_counts(rng, n_boot, len(a.preds)), a, score))
     return PairedDeltas(shared, point_estimate(b, score) - point_estimate(a, score), replicates,

@@ -36,6 +36,7 @@ class ReportSchema:
     bootstrap: int = 1000
     confidence: float = 0.95
     random_state: int = 0
+    cluster: str = "sentences"
     flip_top: int = 20
     figures: bool = True
     failed_margin: float = 0.0
@@ -57,6 +58,9 @@ class ReportSchema:
                             fix="pass runs=DIR (an output folder of nli-stability train, or a tidy CSV), or runs=[DIR,FILE.csv]")
         self.dataqa = path_list("dataqa", self.dataqa)
         at_least("bootstrap", self.bootstrap, 0)
+        if not str(self.cluster).strip():
+            raise UserError("cluster is empty", fix="pass cluster=sentences (the default), cluster=none or the "
+                                                    "name of a column of the diagnostic records")
         within("confidence", self.confidence, 0, 1, open_low=True)
         seed("random_state", self.random_state)
         at_least("flip_top", self.flip_top, 1)

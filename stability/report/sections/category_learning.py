@@ -9,6 +9,7 @@ import pandas as pd
 from stability.core.markdown import num, table
 from stability.report.category_learning import FILE, ONSET_FILE, learning_tables
 from stability.report.category_learning_figure import learning_curves
+from stability.report.clusters import drawn_units
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.dynamics import gap_notes
@@ -22,14 +23,16 @@ def build(context: Context) -> Built | None:
     if not context.dynamics:
         return None
     options = context.options
-    curves, onsets = learning_tables(context.dynamics, options.bootstrap, options.confidence, options.random_state)
+    curves, onsets = learning_tables(context.dynamics, options.bootstrap, options.confidence, options.random_state,
+                                     context.clusters)
     if curves.empty:
         return None
     drawn = learning_curves(curves, context.out) if options.figures else []
     level = f"{options.confidence:.0%}"
     if options.bootstrap:
         intervals = (f"*First reliable*: the first validation whose {level} multi-bootstrap interval of the seed-mean "
-                     f"MCC (seeds and items resampled, {options.bootstrap} samples) lies above 0, with its epoch. "
+                     f"MCC (seeds and {drawn_units(options.cluster)} resampled, {options.bootstrap} samples) lies above 0, "
+                     "with its epoch. "
                      "*Onset over seeds*: the same per seed (its items resampled), mean ± σ and range over the "
                      "seeds that got there. ")
     else:

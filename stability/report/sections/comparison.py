@@ -4,6 +4,7 @@ from __future__ import annotations
 from stability.core.markdown import num, table
 from stability.report import figures
 from stability.report.bootstrap import delta_ci_table
+from stability.report.clusters import drawn_units
 from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
 from stability.report.context import Context
@@ -42,7 +43,7 @@ def build(context: Context) -> Built | None:
             fine = group[group["category"] != OVERALL]
             rows.append([lang, f"{num(overall.delta_mcc)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
                          num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
-        text += ("\nBootstrap (paired items, independent seeds); p = share of bootstrap Δ ≤ 0 "
+        text += (f"\nBootstrap (paired {drawn_units(options.cluster)}, independent seeds); p = share of bootstrap Δ ≤ 0 "
                  "(per category in `bootstrap_deltas.csv`):\n\n"
                  + table(["lang", f"overall ΔMCC [{options.confidence:.0%} CI]", "p (Δ ≤ 0)",
                           "categories with p < 0.05"], rows))

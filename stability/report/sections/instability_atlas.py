@@ -8,6 +8,7 @@ import logging
 import pandas as pd
 
 from stability.core.markdown import num, table
+from stability.report.clusters import NO_CLUSTERS
 from stability.report.context import Context
 from stability.report.instability_atlas import (CONDITION, INTERCEPT, LAST_VALIDATIONS, dynamics_predictions,
                                                 instability_atlas, instability_regression, language_summary,
@@ -37,7 +38,7 @@ def build(context: Context) -> Built | None:
                      "predictions (predictions.jsonl), so no item's flips can be counted.\n")
     options = context.options
     atlas = instability_atlas(predictions, runs, context.annotate)
-    regression, regression_notes = instability_regression(atlas.table, options.confidence)
+    regression, regression_notes = instability_regression(atlas.table, options.confidence, context.clusters)
     top = top_items(atlas.table, options.flip_top)
     drawn = []
     if options.figures:
@@ -45,14 +46,14 @@ def build(context: Context) -> Built | None:
 
         drawn = instability_figures(atlas.table, context.out)
     text = _markdown(atlas.table, regression, regression_notes, top, atlas.notes, options.confidence,
-                     options.flip_top)
+                     options.flip_top, options.cluster != NO_CLUSTERS)
     if drawn:
         text += figure_links(drawn)
     return Built(text, {ATLAS_FILE: atlas.table, REGRESSION_FILE: regression, TOP_FILE: top}, drawn)
 
 
 def _markdown(atlas: pd.DataFrame, regression: pd.DataFrame, notes: dict[tuple[str, str], list[str]],
-              top: pd.DataFrame, feature_notes: list[str], confidence: float, flip_top: int) -> str:
+              top: pd.DataFrame, feature_notes: list[str], confidence: float, flip_top: int, clustered: bool) -> str:
     alpha = 1 - confidence
     features = "features" in atlas.columns
     terms = ", the features of the rule-based annotator (those detectable in every language)" if features else ""
@@ -64,7 +65,9 @@ def _markdown(atlas: pd.DataFrame, regression: pd.DataFrame, notes: dict[tuple[s
             f"A logistic regression of *flips between seeds* on the 4 coarse categories"
             f"{terms} and the "
             "language (against the alphabetically first), pooled over items × languages, says what goes with "
-            f"instability; odds ratio > 1: more likely to flip. `{ATLAS_FILE}` has every item, "
+            "instability; odds ratio > 1: more likely to flip"
+            + (" (cluster-robust standard errors: an item's rows in every language and the items of its cluster "
+               "form one group)" if clustered else "") + f". `{ATLAS_FILE}` has every item, "
             f"`{REGRESSION_FILE}` every coefficient, `{TOP_FILE}` the {flip_top} least stable items of each "
             "condition with their text in every language.\n\n")
     text += "".join(f"Note: {line}.\n\n" for line in feature_notes)

@@ -14,17 +14,22 @@ def build(context: Context) -> Built | None:
     options = context.options
     if not options.bootstrap or context.predictions.empty:
         return None
-    intervals = bootstrap_ci(context.predictions, options.bootstrap, options.confidence, options.random_state)
+    intervals = bootstrap_ci(context.predictions, options.bootstrap, options.confidence, options.random_state,
+                             clusters=context.clusters)
     rows, variants = [], context.has_variants
     for (lang, setup, variant), group in intervals.groupby(GROUP_KEY, sort=True):
         overall = group[group["category"] == OVERALL].iloc[0]
         fine = group[group["category"] != OVERALL]
         rows.append(with_variant([lang, setup], variant, variants) + [f"{num(overall.estimate)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
-                     num((fine["ci_high"] - fine["ci_low"]).mean()),
+                     num(overall.naive_ci_width), num((fine["ci_high"] - fine["ci_low"]).mean()),
                      int(((fine["ci_low"] > 0) | (fine["ci_high"] < 0)).sum())])
     level = f"{options.confidence:.0%}"
     text = (f"## Bootstrap intervals\n\n{level} multi-bootstrap intervals (seeds and items resampled "
-            "together); per category in `bootstrap_ci.csv`.\n\n"
-            + table(with_variant(["lang", "setup"], "variant", variants) + [f"overall MCC [{level} CI]", "mean category CI width",
+            f"together); per category in `bootstrap_ci.csv`. {context.clusters.described(context.predictions)} "
+            "*Naive width*: the width of the overall interval with items resampled one by one: too narrow where "
+            "the answers to a cluster's items go together, too wide where they cancel (a swapped pair with opposite "
+            "labels answered alike is one right and one wrong every time).\n\n"
+            + table(with_variant(["lang", "setup"], "variant", variants) + [f"overall MCC [{level} CI]",
+                     "naive width", "mean category CI width",
                      "categories with CI excluding 0"], rows))
     return Built(text, {"bootstrap_ci.csv": intervals})
