@@ -12,7 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+from omegaconf.errors import OmegaConfBaseException
 
+from stability.core.errors import UserError
 from stability.core.runrecord import RunDir
 from stability.data.loading import language_source, read_diagnostic, take_first
 from stability.data.sources import DownloadSpec
@@ -23,7 +25,12 @@ def run_diagnostic_records(run_path: Path) -> pd.DataFrame:
     lang, source, categories, coarse, and template and features for test-suite items). UserError
     when the run has no config.yaml or its diagnostic set cannot be read here."""
     config = RunDir(run_path).read_config()
-    source = language_source(config)
-    local = replace(source, download=DownloadSpec(sha256=source.download.sha256))
-    examples = take_first(read_diagnostic(config, local), config.data.max_eval_samples)
+    try:
+        source = language_source(config)
+        local = replace(source, download=DownloadSpec(sha256=source.download.sha256))
+        examples = take_first(read_diagnostic(config, local), config.data.max_eval_samples)
+    except OmegaConfBaseException as err:   # a run made by an older version lacks a key read here
+        raise UserError(f"{run_path}: its config.yaml does not say where its diagnostic set is "
+                        f"({type(err).__name__}: {str(err).splitlines()[0]})",
+                        fix="run it again with this version (force=true), or pass cluster=none") from None
     return pd.DataFrame([example.to_json() for example in examples])
