@@ -52,7 +52,6 @@ class Calibration:
     table: pd.DataFrame
     choices: pd.DataFrame
     sims: int
-    seconds: float
 
     def choice(self, lang: str, condition: str, reference: str, level: str, category: str,
                statistic: str) -> pd.Series | None:
@@ -146,10 +145,9 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
     table = pd.concat(frames, ignore_index=True)[COLUMNS].astype({"n_seeds": int})
     choices = choose(table if bootstrap else table[table["method"] != "percentile"])
     choices = _with_seeds_needed(choices, cells, sims=sims, confidence=confidence, rng=rng)
-    seconds = time.perf_counter() - started
     log.info("calibration: %d cells, %d pairs, %d simulations per world in %.1f s", len(cells), len(pairs), sims,
-             seconds)
-    return Calibration(table, choices, sims, seconds)
+             time.perf_counter() - started)
+    return Calibration(table, choices, sims)
 
 
 def choose(table: pd.DataFrame) -> pd.DataFrame:

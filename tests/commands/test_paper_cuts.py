@@ -142,7 +142,7 @@ def test_ctrl_c_while_a_report_reads_its_runs_is_one_line(tmp_path):
     """The report is interrupted at a known point: where it reads its runs, a real SIGINT arrives."""
     started = tmp_path / "started"
     code = ("import os, signal, sys, time; from pathlib import Path; import stability.report.cli as report; "
-            f"report.prepare = lambda options, annotate: (Path({str(started)!r}).touch(), time.sleep(60)); "
+            f"report.prepare = lambda *arguments: (Path({str(started)!r}).touch(), time.sleep(60)); "
             "from stability.cli import main; main(sys.argv[1:])")
     process = subprocess.Popen([sys.executable, "-c", code, "report", f"runs={tmp_path}", f"out={tmp_path / 'r'}"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -96,3 +96,17 @@ def write_dynamics(run: Path, items: "pd.DataFrame", prob_entailment: np.ndarray
                              for epoch in epochs])
     for number, (prob, labels) in enumerate(zip(prob_entailment, pred), start=1):
         run_dir.write_dynamics_validation(number, prob, labels)
+
+
+def write_synthetic_runs(tmp_path: Path) -> Path:
+    """fr and de, setups rte (n_added 0) and rte+mnli10000, 3 seeds each, 120 items, under `tmp_path`/outputs."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 120)
+    categories = item_categories(120)
+    root = tmp_path / "outputs"
+    for lang in ("fr", "de"):
+        for setup, n_added, accuracy in (("rte", 0, 0.65), ("rte+mnli10000", 10000, 0.8)):
+            for seed in range(3):
+                write_run(root, lang, setup, seed, labels, noisy_predictions(rng, labels, accuracy),
+                          categories, n_added=n_added)
+    return root

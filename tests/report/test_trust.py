@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from report_runs import write_synthetic_runs
 
 from stability.report.calibration import COLUMNS, choose
 from stability.report.cli import main
@@ -42,8 +43,7 @@ def test_the_smoke_sweep_gets_calibration_csv_and_the_first_section(tmp_path):
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory) -> Path:
-    from conftest import synthetic_runs   # the report tests' fixture function, called for one module
-    root = synthetic_runs.__wrapped__(tmp_path_factory.mktemp("trust"))
+    root = write_synthetic_runs(tmp_path_factory.mktemp("trust"))
     out = root.parent / "report"
     main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=300",
           "compare=[rte,rte+mnli10000]", "random_state=4"])

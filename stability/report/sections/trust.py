@@ -28,7 +28,7 @@ def build(context: Context) -> Built | None:
     level = f"{options.confidence:.0%}"
     text = (f"## How far to trust these numbers\n\nEvery seed-level interval and test of this report, checked by "
             f"simulation at this report's own design: {calibration.sims} simulated studies per world "
-            f"(`calibration_sims`, seeded by `random_state`; {calibration.seconds:.0f} s), each world fitted to each "
+            f"(`calibration_sims`, seeded by `random_state`), each world fitted to each "
             "cell (a condition's seeds in one category): *normal* (the cell's mean and σ), *heavy* (Laplace, same "
             "σ), *failed* (the condition's failed-run rate mixed in at chance, where runs failed) and *resampling* "
             "(the cell's own runs drawn with replacement: no model). Coverage is how often a nominal "
