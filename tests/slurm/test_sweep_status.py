@@ -12,11 +12,11 @@ from slurm_helpers import ON_SLURM, finish, start_train, wait_for
 from stability.core.jobrecord import read_job_record
 from stability.sweep.status import sweep_status
 
-VARIANT = "ep60_patience60_ntrain32_source-files"
+VARIANT = "ep1000_patience1000_ntrain32_source-files"
 # one array task at a time, in the sweep's order: (seed 0, fr), (0, en), (1, fr), (1, en), ...;
-# 60 epochs without early stopping, so that a run is still training when status looks (a job
-# writes its record only once it starts to train, after loading and tokenizing)
-SWEEP = [*QUICK, "trainer.max_epochs=60", "trainer.patience=60", "data.source=files", "seed=0..2", "lang=fr,en",
+# 1,000 epochs of 32 pairs without early stopping, so that a run is still training when status
+# looks (a job writes its record only once it starts to train, after loading and tokenizing)
+SWEEP = [*QUICK, "trainer.max_epochs=1000", "trainer.patience=1000", "data.source=files", "seed=0..2", "lang=fr,en",
          "hydra.launcher.array_parallelism=1"]
 
 
