@@ -58,6 +58,13 @@ def runs(output_dir: Path) -> dict[str, dict]:
             for run in iter_runs(output_dir)}
 
 
+def folder_files(folder: Path, leave_out: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """Every file under `folder` by relative path, but those with a path part in `leave_out` (a file
+    name such as run.lock, or a folder such as .hydra): what "nothing already written changed" compares."""
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file() and not set(path.relative_to(folder).parts) & set(leave_out)}
+
+
 def predictions(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
 

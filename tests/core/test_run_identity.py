@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, interruptible, train_cli
+from helpers import (QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, folder_files,
+                      interruptible, train_cli)
 from stability.core import contenthash
 from stability.core.config import compose_config
 from stability.core.runmatch import OTHER, RECORD_MORE, SAME, judge
@@ -28,8 +29,7 @@ FRENCH_RUN = f"smoke/fr/rte/{QUICK_VARIANT}_source-files/seed0"
 
 def _files(run: Path) -> dict[str, bytes]:
     """Every file of a run folder but Hydra's own (.hydra/, train.log), by relative path."""
-    return {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*")
-            if p.is_file() and ".hydra" not in p.parts and p.name not in ("train.log", "job.json")}
+    return folder_files(run, leave_out=(".hydra", "train.log", "job.json"))
 
 
 def _french_release(root: Path) -> Path:

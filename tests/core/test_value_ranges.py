@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import assert_one_line_error, builtin_release
+from helpers import assert_one_line_error, builtin_release, folder_files
 
 from stability.core import jobs, overrides
 from stability.core.config import compose_config
@@ -34,10 +34,6 @@ def _cli(command: str, args: list[str], cwd: Path) -> subprocess.CompletedProces
                           capture_output=True, text=True, timeout=600)
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    """Every file under `folder` and its bytes, to compare before and after a refused command."""
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
-
 
 @pytest.fixture
 def written(tmp_path) -> Path:
@@ -52,10 +48,10 @@ def written(tmp_path) -> Path:
 def _refused(command: str, args: list[str], cwd: Path, written: Path, *fragments: str) -> str:
     """Run a command that must be refused: one line holding `fragments`, status 2, no file
     under `written` created or changed; returns the line."""
-    before = _files(written)
+    before = folder_files(written)
     result = _cli(command, [*args, f"paths.output_dir={written}"], cwd)
     assert_one_line_error(result, *fragments)
-    assert _files(written) == before
+    assert folder_files(written) == before
     assert sorted(p.name for p in written.iterdir()) == ["smoke"]
     return result.stderr.strip()
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, interruptible, predictions, train_cli
+from helpers import (QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, folder_files,
+                      interruptible, predictions, train_cli)
 from omegaconf import OmegaConf
 
 from stability.core import contenthash
@@ -29,10 +30,9 @@ FRENCH_RUN = "smoke/fr/rte/ep3_ntrain32_source-files/seed0"
 
 
 def _files(run: Path) -> dict[str, bytes]:
-    """Every file of a run folder but the writer's lock, by relative path (a refused job writes no
-    .hydra/ and no train.log either)."""
-    return {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*")
-            if p.is_file() and p.name != "run.lock"}
+    """Every file of a run folder but the writer's lock (a refused job writes no .hydra/ and no
+    train.log either)."""
+    return folder_files(run, leave_out=("run.lock",))
 
 
 def _killed_after_first_epoch(args: list[str], run: Path, cwd: Path, sig: signal.Signals) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import QUICK, predictions, train_cli
+from helpers import QUICK, folder_files, predictions, train_cli
 from safetensors.torch import load_file
 
 from stability.core.runrecord import RunDir
@@ -25,8 +25,7 @@ ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
 
 def _files(run: Path) -> dict[str, bytes]:
     """Every file of a run folder but Hydra's own (.hydra/, train.log) and the writer's lock, by relative path."""
-    return {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*")
-            if p.is_file() and ".hydra" not in p.parts and p.name not in ("train.log", "run.lock")}
+    return folder_files(run, leave_out=(".hydra", "train.log", "run.lock"))
 
 
 def _kill_when(args: list[str], cwd: Path, ready) -> None:
