@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from stability.core.config import compose_config
@@ -39,6 +40,15 @@ def interruptible() -> None:
     pytest was started with SIGINT ignored (a background job of a non-interactive shell passes
     that on, and Python then raises no KeyboardInterrupt)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def interrupt_when(process: subprocess.Popen, ready, timeout_s: float = 300) -> tuple[str, str]:
+    """SIGINT to `process` (as Ctrl-C sends it) once `ready()` holds; its stdout and stderr."""
+    deadline = time.monotonic() + timeout_s
+    while not ready() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=120)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:

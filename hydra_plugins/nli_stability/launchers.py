@@ -26,6 +26,13 @@ if JoblibLauncher is not None and SubmititSlurmLauncher is not None:
             super().__init__(**joblib)
             self.jobs_per_device = jobs_per_device
 
+        def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+            """Ctrl-C acts at once: this process only waits, its workers compose the configs."""
+            from stability.core.interrupts import allowed
+
+            with allowed():
+                return super().launch(job_overrides, initial_job_idx)
+
     class SlurmLauncher(SubmititSlurmLauncher):
         """Hydra's SLURM launcher, following jobs with squeue where sacct fails (`stability.sweep.slurm`)."""
 
@@ -37,8 +44,10 @@ if JoblibLauncher is not None and SubmititSlurmLauncher is not None:
             require_slurm()
 
         def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+            from stability.core.interrupts import allowed
             from stability.sweep.slurm import launch_watched
 
             assert self.config is not None
-            return launch_watched(lambda: super(SlurmLauncher, self).launch(job_overrides, initial_job_idx),
-                                  str(self.config.hydra.sweep.dir))
+            with allowed():  # this process submits and waits; each job composes its config on its node
+                return launch_watched(lambda: super(SlurmLauncher, self).launch(job_overrides, initial_job_idx),
+                                      str(self.config.hydra.sweep.dir))

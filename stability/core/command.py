@@ -45,6 +45,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.config import CONF_DIR
 from stability.core.errors import STARTS_OVER, UserError, exit_interrupted, exit_on_user_error, first_line
+from stability.core.interrupts import allowed, deferred
 from stability.core.joboutput import JobOutputs
 from stability.core.jobrecord import FAILED, RUNNING, job_dir, read_job_record
 from stability.core.jobs import job_configs
@@ -101,8 +102,9 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
         if multirun and configs:  # only a sweep goes through the launcher
             _preflight(configs[0])
         sys.argv = [sys.argv[0], *arguments, *extra_overrides]
-        hydra.main(version_base="1.3", config_path=str(CONF_DIR),
-                   config_name=config_name)(_job(task, hold, claimed))()
+        with deferred():  # Hydra composes each job's config here (see core.interrupts)
+            hydra.main(version_base="1.3", config_path=str(CONF_DIR),
+                       config_name=config_name)(_job(task, hold, claimed))()
     except KeyboardInterrupt:
         exit_interrupted(interrupted(configs, multirun))
     if multirun:
@@ -197,7 +199,7 @@ def _job(task: Task, hold: Hold | None, claimed: bool) -> Callable[[DictConfig],
 
         def held() -> object:
             try:
-                with nullcontext() if hold is None else hold(directory):
+                with allowed(), nullcontext() if hold is None else hold(directory):
                     if not claimed:
                         outputs.claim()
                     with outputs.current():

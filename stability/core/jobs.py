@@ -35,6 +35,7 @@ from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
 from stability.core.errors import UserError, first_line
+from stability.core.interrupts import deferred, raise_if_interrupted
 from stability.core.overrides import (CHECKED_FLAGS, MAX_JOBS, MULTIRUN_FLAGS, PRINT_FLAGS, group_options,
                                       prepare_argv, split_flags, user_config_dirs)
 from stability.core.progress import progress
@@ -108,6 +109,7 @@ def _compose_jobs(config_name: str, hydra_lines: list[str], jobs: list[list[str]
     bases: dict[tuple[str, ...], DictConfig] = {}
     configs = []
     for job in progress(jobs, desc="composing jobs", unit="job", enabled=len(jobs) >= PROGRESS_FROM):
+        raise_if_interrupted()
         parsed = parser.parse_overrides(job)
         is_group = [override.package is not None or bool(group_options(override.key_or_group, config_dirs))
                     for override in parsed]
@@ -138,14 +140,15 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
         raise UserError(first_line(err), fix="write overrides as key=value") from None
     hydra_lines = [o.input_line for o in overrides if o.is_hydra_override()]
     task = [o for o in overrides if not o.is_hydra_override()]
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3", job_name=config_name):
+    try:  # Ctrl-C acts between two jobs' configs, never inside one (core.interrupts)
+        with deferred(), initialize_config_dir(config_dir=str(conf_dir), version_base="1.3", job_name=config_name):
             fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
             master = compose(config_name, overrides=fixed, return_hydra_config=True)
             multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
             config_dirs = [conf_dir, *user_config_dirs(overrides)]
             configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs)
             for cfg in configs:
+                raise_if_interrupted()
                 refuse_undeclared_keys(cfg, config_name)
                 if not any(flag in PRINT_FLAGS for flag in flags):
                     OmegaConf.resolve(cfg)  # interpolation errors surface here, as user errors

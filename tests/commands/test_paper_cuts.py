@@ -7,12 +7,11 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import QUICK, assert_one_line_error, builtin_release, interruptible
+from helpers import QUICK, assert_one_line_error, builtin_release, interrupt_when, interruptible
 from omegaconf import OmegaConf
 
 from stability.core.errors import UserError
@@ -114,22 +113,13 @@ def test_a_slurm_sweep_without_slurm_is_one_line_and_writes_nothing(tmp_path):
 
 # 3. Ctrl-C
 
-def _interrupt_when(process: subprocess.Popen, ready, timeout_s: float = 300) -> tuple[str, str]:
-    """SIGINT to `process` (as Ctrl-C sends it) once `ready()` holds; its stdout and stderr."""
-    deadline = time.monotonic() + timeout_s
-    while not ready() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    return process.communicate(timeout=120)
-
-
 @pytest.mark.slow
 def test_ctrl_c_in_a_training_sweep_is_one_line_and_keeps_the_finished_runs(tmp_path):
     out = tmp_path / "outputs"
     process = subprocess.Popen([sys.executable, "-m", "stability.cli", "train", *QUICK, "seed=0..3",
                                 f"paths.output_dir={out}"], cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
-    _, stderr = _interrupt_when(process, lambda: any(out.rglob("metrics.json")))
+    _, stderr = interrupt_when(process, lambda: any(out.rglob("metrics.json")))
     assert process.returncode == 130, stderr
     assert stderr.strip() == ("interrupted: finished runs are kept; the same command again goes on "
                               f"(nli-stability status runs={out / 'smoke'})")
@@ -147,7 +137,7 @@ def test_ctrl_c_while_a_report_reads_its_runs_is_one_line(tmp_path):
     process = subprocess.Popen([sys.executable, "-c", code, "report", f"runs={tmp_path}", f"out={tmp_path / 'r'}"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=interruptible)
-    _, stderr = _interrupt_when(process, started.exists)
+    _, stderr = interrupt_when(process, started.exists)
     assert process.returncode == 130, stderr
     assert stderr.strip() == "interrupted: the same command again starts over"
 
