@@ -56,7 +56,11 @@ class JobLog(MemoryHandler):
         if self.target is not None:  # the file handler formats what this one passes on
             self.target.setFormatter(fmt)
 
-    def claim(self) -> None:
+    def claim(self, folder: Path | None = None) -> None:
+        """Write from now on, into `folder` where given (the file keeps its name)."""
+        if folder is not None and self.target is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.target.baseFilename = str((folder / Path(self.target.baseFilename).name).absolute())
         self.claimed = True
         self.flush()
 
@@ -78,21 +82,23 @@ class JobOutputs:
         self.record = JobRecord.started_here() if recorded and self.main else None
         self.claimed = False
 
-    def claim(self) -> None:
-        """The job writes into its folder from now on: its configs, record and log go there too."""
+    def claim(self, folder: Path | None = None) -> None:
+        """The job writes into its folder from now on: its configs, record and log go there too;
+        its configs and log into `folder` where given (a redo's staging folder, so a finished run's
+        own stay as they are until the redo takes its place)."""
         if self.claimed:
             return
         self.claimed = True
         try:
             if self.deferred and self.main:
-                _save_job_configs(self.cfg, self.directory / JOB_CONFIG_DIR)
+                _save_job_configs(self.cfg, (folder or self.directory) / JOB_CONFIG_DIR)
             if self.record is not None:
                 write_job_record(self.directory, self.record)
         except OSError as err:
             raise unwritable(self.directory, err) from None
         for handler in logging.getLogger().handlers:
             if isinstance(handler, JobLog):
-                handler.claim()
+                handler.claim(folder)
 
     def finish(self, error: str | None = None) -> None:
         """The job's end in its record: always where it failed (the sweep's end names it), else
@@ -114,12 +120,13 @@ class JobOutputs:
             _current.reset(token)
 
 
-def claim_job_folder() -> None:
+def claim_job_folder(folder: Path | None = None) -> None:
     """Called by a task when it starts to write into its job's folder (a training job: when it
-    trains); a no-op outside a job (a task called directly)."""
+    trains; `folder`: where this attempt writes, when not the job's folder itself); a no-op
+    outside a job (a task called directly)."""
     outputs = _current.get()
     if outputs is not None:
-        outputs.claim()
+        outputs.claim(folder)
 
 
 def unwritable(path: Path, err: OSError, doing: str = "cannot write here") -> UserError:

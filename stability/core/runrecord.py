@@ -79,6 +79,9 @@ RESERVED_DIRS = (_STAGING_DIR, _REPLACED_DIR)
 _OWN_NAMES = (_TRAIN_LOG_FILE, _LOCK_FILE, _STAGING_DIR)
 # what makes up a run (moved together when a rerun replaces it); metrics.json marks it finished
 _RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR, _DYNAMICS_DIR)
+# the training job's own files beside them (Hydra's `.hydra/` and the job's log `train.log`, written
+# where the attempt trains: `core.joboutput`): they describe the run they came with, so they move with it
+_JOB_FILES = (".hydra", "train.log")
 # Dotted keys that do not change what a run computes, left out of its fingerprint. Saving
 # the weights or the training dynamics adds files but changes no result, so a finished run is
 # rerun for them only when they are asked for and absent (`core.runmatch`); the dataqa_* facts are read by
@@ -316,17 +319,18 @@ class RunDir:
         return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
     def take_over_from(self, staged: RunDir, stamp: str) -> Path | None:
-        """Make the finished run in `staged` this run: the run files now here move, never
-        deleted, to `replaced/<stamp>/`, then the staged files move in, metrics.json last so the
+        """Make the finished run in `staged` this run: the run files now here (and its job's
+        `.hydra/` and log) move, never deleted, to `replaced/<stamp>/`, then the staged files move
+        in, metrics.json last so the
         folder never looks finished with a mix of both. Returns where the old run went."""
         kept = None
         if self.is_finished():
             kept = self.path / _REPLACED_DIR / stamp
             kept.mkdir(parents=True, exist_ok=False)
-            for name in _RUN_FILES:
+            for name in _RUN_FILES + _JOB_FILES:
                 if (self.path / name).exists():
                     (self.path / name).replace(kept / name)
-        for name in sorted(_RUN_FILES, key=lambda name: name == _METRICS_FILE):
+        for name in sorted(_RUN_FILES + _JOB_FILES, key=lambda name: name == _METRICS_FILE):
             if (staged.path / name).exists():
                 (staged.path / name).replace(self.path / name)
         shutil.rmtree(staged.path, ignore_errors=True)

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 
 def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path,
-            claim: Callable[[], None] = lambda: None) -> RunRecord | None:
+            claim: Callable[[Path], None] = lambda folder: None) -> RunRecord | None:
     """Run (or skip, when the folder already holds this computation) and return the run's record.
 
     `settings` is the typed config everything reads; `composed`, the same config as Hydra
@@ -52,7 +52,8 @@ def run_one(settings: TrainConfig, composed: DictConfig, run_path: Path,
     for one artefact never leaves another behind in `replaced/`.
     Under several processes only the main one writes; the others return None. `claim` is
     called once the run is to be trained, before anything is written (a skip or a refusal
-    writes nothing): the job's own files go into the run folder from then on.
+    writes nothing), with the folder it trains in: the job's own files (`.hydra/`, its log) go
+    there from then on, so a redo leaves the finished run's as they are until it takes its place.
     """
     run_dir = RunDir(run_path)
     inputs = run_inputs(settings, settings.model)
@@ -91,10 +92,11 @@ def _keeping_artefacts(run_dir: RunDir, settings: TrainConfig,
 
 
 def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main: bool,
-                   claim: Callable[[], None]) -> None:
+                   claim: Callable[[Path], None]) -> None:
     """Check the checkpoint `trainer.resume=true` would continue against the job (refused when it
-    differs, unless `force=true`, which starts over), then claim the run folder and clear what this
-    attempt does not continue (`RunDir.clear_leftovers`), each said in one log line."""
+    differs, unless `force=true`, which starts over), then clear what this attempt does not continue
+    (`RunDir.clear_leftovers`), each said in one log line, and claim the folder it trains in (its
+    `.hydra/` and log start there after the clearing, which empties a staging folder whole)."""
     checkpoint = run_dir.checkpoint_path
     resumes = settings.trainer.resume and checkpoint.is_file()
     if resumes:
@@ -110,12 +112,12 @@ def _start_attempt(run_dir: RunDir, settings: TrainConfig, identity: dict, main:
             log.info("[restart] %s: force=true starts over instead of continuing a checkpoint that differs in %s",
                      run_dir.path, "; ".join(differences))
         resumes = not differences
-    claim()
     if main:
         removed = run_dir.clear_leftovers(resumes, settings.trainer.dynamics)
         if removed:
             log.info("[clean] %s: removed %s, left by an unfinished attempt that this one does not continue",
                      run_dir.path, ", ".join(removed))
+    claim(run_dir.path)
 
 
 def _stamp() -> str:
@@ -124,7 +126,7 @@ def _stamp() -> str:
 
 
 def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunDir,
-                      inputs: dict[str, dict[str, str]], claim: Callable[[], None]) -> RunRecord | None:
+                      inputs: dict[str, dict[str, str]], claim: Callable[[Path], None]) -> RunRecord | None:
     """Train into `run_dir` and write its record (once its refusals have passed, `claim`); the
     main process returns it."""
     started_at = utc_now()

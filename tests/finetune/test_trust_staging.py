@@ -24,8 +24,9 @@ ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN"]
 
 
 def _files(run: Path) -> dict[str, bytes]:
-    """Every file of a run folder but Hydra's own (.hydra/, train.log) and the writer's lock, by relative path."""
-    return folder_files(run, leave_out=(".hydra", "train.log", "run.lock"))
+    """Every file of a run folder but the writer's lock, by relative path: Hydra's own (.hydra/,
+    train.log) too, since a redo writes its own into its staging folder."""
+    return folder_files(run, leave_out=("run.lock",))
 
 
 def _kill_when(args: list[str], cwd: Path, ready) -> None:
@@ -62,12 +63,14 @@ def test_a_killed_redo_with_dynamics_leaves_nothing_in_the_next_redo(tmp_path):
     redone = train_cli([*args, "force=true"], tmp_path)      # without dynamics
     assert redone.returncode == 0, redone.stderr
     (clean,) = _lines(redone.stdout, "[clean]")
-    assert f"[clean] {staged}: removed config.yaml, dynamics, model, train_log.jsonl, left by an unfinished " \
-           "attempt" in clean
+    assert f"[clean] {staged}: removed .hydra, config.yaml, dynamics, model, train.log, train_log.jsonl, left by " \
+           "an unfinished attempt" in clean
     assert not run.has_dynamics() and not run.has_model() and not staged.exists()
     assert run.read_dynamics() is None
     (replaced,) = run.replaced_runs()
     assert _files(replaced) == first                          # the finished run, kept whole
+    assert "force=true" in (run.path / ".hydra" / "overrides.yaml").read_text()   # the redo's own, moved in
+    assert "[clean]" in (run.path / "train.log").read_text()
     assert predictions(run.path) == predictions(replaced)   # the same computation, redone
 
 
