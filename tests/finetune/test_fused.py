@@ -1,0 +1,164 @@
+"""Seeds fused into one model (`stability.finetune.fused`): with dropout off each member trains as its
+solo run does, step by step; dropout masks are each member's own; clipping is by each member's own
+norm; a stopped member stops changing."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from accelerate import Accelerator
+
+from stability.core.config import compose_config
+from stability.core.errors import UserError
+from stability.core.schemas.train import train_settings
+from stability.data.container import texts
+from stability.data.loading import load_run_datasets
+from stability.finetune.batching import collate, epoch_batches
+from stability.finetune.encoding import encode
+from stability.finetune.fused import (FusedMembers, build_members, clip_per_member, collate_members,
+                                      refuse_unfusable)
+from stability.finetune.loop import train_step
+from stability.finetune.modeling import build_model, load_tokenizer
+from stability.finetune.recipe import prepare
+
+SEEDS_INIT = (0, 1, 2)
+SEEDS_ORDER = (10, 11, 12)   # other than the init seeds: each member's batches are its own
+STEPS = 5
+# 32 pairs in batches of 4: 8 steps an epoch
+SMALL = ["experiment=smoke", "data.max_train_samples=32", "trainer.batch_size=4", "trainer.learning_rate=1e-3"]
+
+
+def _setup(tmp_path, overrides: list[str]):
+    settings = train_settings(compose_config([*SMALL, *overrides, f"paths.cache_dir={tmp_path / 'cache'}"]))
+    data = load_run_datasets(settings)
+    tokenizer = load_tokenizer(settings.model, texts([data.train]), tmp_path / "cache")
+    split, _ = encode(data.train, tokenizer, settings.data.max_length, None)
+    return settings, tokenizer, split
+
+
+def _member_batches(settings, split, seed_order: int) -> list[np.ndarray]:
+    trainer = settings.trainer
+    return epoch_batches(split.lengths, trainer.batch_size, seed_order, 1, trainer.group_by_length)
+
+
+def _solo(settings, tokenizer, split, seed_init: int, seed_order: int):
+    """The seed's losses, gradient norms and final weights over STEPS steps, by the solo loop's own step."""
+    model = build_model(settings.model, tokenizer, seed_init)
+    batches = _member_batches(settings, split, seed_order)
+    recipe = prepare(model, settings.trainer, len(batches), seed_init * 1000)
+    accelerator = Accelerator(cpu=True)
+    model, optimizer = accelerator.prepare(model, recipe.optimizer)
+    model.train()
+    losses, norms = [], []
+    for indices in batches[:STEPS]:
+        output, norm = train_step(model, collate(split, indices, tokenizer.pad_token_id), optimizer, recipe,
+                                  accelerator, settings.trainer.max_grad_norm)
+        losses.append(output.loss.item())
+        norms.append(float(norm))
+    return losses, norms, model.state_dict()
+
+
+def _fused(settings, tokenizer, split, seeds_init=SEEDS_INIT, seeds_order=SEEDS_ORDER, steps: int = STEPS,
+           stop: tuple[int, int] | None = None):
+    """The fused members after `steps` steps (member stop[0] stopped after step stop[1]), with the
+    members' losses and gradient norms, a row per step."""
+    members = build_members(settings.model, tokenizer, settings.trainer, seeds_init)
+    orders = [_member_batches(settings, split, seed) for seed in seeds_order]
+    fused = FusedMembers(members, settings.trainer, len(orders[0]))
+    fused.train()
+    losses, norms = [], []
+    for step in range(steps):
+        loss, _, norm = fused.step(collate_members(split, [order[step] for order in orders], tokenizer.pad_token_id))
+        losses.append(loss.tolist())
+        norms.append(norm.tolist())
+        if stop is not None and step + 1 == stop[1]:
+            fused.stop(stop[0])
+    return fused, np.array(losses), np.array(norms)
+
+
+@pytest.mark.parametrize("overrides", [
+    [],
+    # the stabilisers that fuse: each member's re-initialised layers, layer-wise rates, the linear schedule
+    ["trainer.reinit_layers=1", "trainer.layer_lr_decay=0.9", "trainer.schedule=linear", "trainer.weight_decay=0.01",
+     "trainer.max_grad_norm=0.5"],
+], ids=["plain", "reinit-llrd-linear"])
+def test_fused_members_train_as_their_solo_runs_step_by_step(tmp_path, overrides):
+    settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0", *overrides])
+    fused, losses, norms = _fused(settings, tokenizer, split)
+    # clipping acts on some steps and members and not on others (the per-member rule is on the path)
+    bound = settings.trainer.max_grad_norm
+    assert (norms > bound).any() and (norms < bound).any()
+    for member, (seed_init, seed_order) in enumerate(zip(SEEDS_INIT, SEEDS_ORDER)):
+        solo_losses, solo_norms, solo_weights = _solo(settings, tokenizer, split, seed_init, seed_order)
+        np.testing.assert_allclose(losses[:, member], solo_losses, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(norms[:, member], solo_norms, rtol=1e-4, atol=1e-6)
+        model = fused.load_member(member, build_model(settings.model, tokenizer, seed_init))
+        for name, weight in model.state_dict().items():
+            torch.testing.assert_close(weight, solo_weights[name], rtol=1e-4, atol=1e-5, msg=name)
+    # the members are different seeds: their first losses differ
+    assert len(set(np.round(losses[0], 6))) == len(SEEDS_INIT)
+
+
+def test_each_member_draws_its_own_dropout_masks(tmp_path):
+    """Three copies of one seed on one batch: in training their losses differ only through dropout,
+    so equal losses would mean shared masks; in evaluation they agree."""
+    settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.3"])
+    fused = FusedMembers(build_members(settings.model, tokenizer, settings.trainer, (0, 0, 0)), settings.trainer, 8)
+    batch = collate_members(split, [np.arange(4)] * 3, tokenizer.pad_token_id)
+    fused.train()
+    losses, _ = fused.forward(batch)
+    assert len(set(losses.tolist())) == 3
+    fused.train(False)
+    losses, _ = fused.forward(batch)
+    torch.testing.assert_close(losses, losses[:1].expand(3))
+
+
+def test_clipping_scales_only_the_member_above_the_bound_as_its_solo_run_would():
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.zeros(3, 5, 4)), torch.nn.Parameter(torch.zeros(3, 7))]
+    for param in params:
+        param.grad = 0.05 * torch.randn_like(param)
+        param.grad[1] *= 100.0          # member 1 far above max_norm, members 0 and 2 below
+    before = [param.grad.clone() for param in params]
+    norms = clip_per_member(params, max_norm=1.0)
+    for member in range(3):
+        alone = [torch.nn.Parameter(torch.zeros(g[member].shape)) for g in before]
+        for param, grad in zip(alone, before):
+            param.grad = grad[member].clone()
+        solo_norm = torch.nn.utils.clip_grad_norm_(alone, max_norm=1.0)
+        torch.testing.assert_close(norms[member], solo_norm)
+        for param, solo in zip(params, alone):
+            torch.testing.assert_close(param.grad[member], solo.grad)
+    assert norms[1] > 1.0 > max(norms[0], norms[2])
+    for param, grad in zip(params, before):
+        assert torch.equal(param.grad[0], grad[0]) and torch.equal(param.grad[2], grad[2])
+        assert not torch.allclose(param.grad[1], grad[1])
+
+
+def test_a_stopped_member_stops_changing_and_the_others_train_on_as_before(tmp_path):
+    settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0"])
+    two_steps, _, _ = _fused(settings, tokenizer, split, steps=2)
+    reference, reference_losses, _ = _fused(settings, tokenizer, split)
+    stopped, losses, _ = _fused(settings, tokenizer, split, stop=(1, 2))   # member 1 stops after step 2
+    for name, tensor in stopped.params.items():
+        assert torch.equal(tensor[1], two_steps.params[name][1]), name
+        state, at_two = stopped.optimizer.state[tensor], two_steps.optimizer.state[two_steps.params[name]]
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(state[key][1], at_two[key][1]), (name, key)
+        for member in (0, 2):       # the others train as if no member had stopped
+            assert torch.equal(tensor[member], reference.params[name][member]), name
+    assert any(not torch.equal(tensor[0], two_steps.params[name][0]) for name, tensor in stopped.params.items())
+    np.testing.assert_array_equal(losses[:, [0, 2]], reference_losses[:, [0, 2]])
+
+
+def test_what_does_not_fuse_yet_is_refused_in_one_line():
+    trainer = train_settings(compose_config(SMALL)).trainer
+    refuse_unfusable(trainer)
+    with pytest.raises(UserError) as refused:
+        refuse_unfusable(replace(trainer, optimizer="bertadam", lr_patience=2))
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "trainer.optimizer=bertadam" in message and "trainer.lr_patience=2" in message
+    assert "trainer.mixout=0.0" in message   # the fix names what fuses
