@@ -13,13 +13,16 @@ and one forward and one backward per step serve K batches. Each member keeps wha
   ones as long as the members share what is not per element (rate, weight decay, betas, eps and the
   step count). They do: they share the trainer config and step together, and with one t_total their
   schedules give the same rate at every step, so one `LearningRate` serves all;
+- its plateau rule: jiant's rule (`schedules.plateau_rule`) counts each member's validations and
+  gives it its own factor on the shared schedule. AdamW's update is linear in the rate (p moves by
+  -lr·(m̂/(√v̂+eps) + wd·p), the moments do not depend on lr), so a member at factor f is stepped at
+  the shared rate and its move scaled by f (`_member_rates`);
 - its clipping: by its own gradient norm (`clip_per_member`), never the stack's;
 - stopping: a stopped member's parameters and optimiser state are put back after every step.
 
 What does not hold yet is refused (`refuse_unfusable`): BertAdam (it clips each tensor by a norm
-that would span all members), jiant's plateau rule (it would give members different rates, which
-one AdamW over the stack cannot hold), mixout and the pretrained decay (parametrisations and a
-penalty over one model's parameters), mixed precision.
+that would span all members), mixout and the pretrained decay (parametrisations and a penalty over
+one model's parameters), mixed precision.
 """
 from __future__ import annotations
 
@@ -41,14 +44,13 @@ from stability.finetune.encoding import EncodedSplit
 from stability.finetune.modeling import build_model
 from stability.finetune.optimizers import optimizer_over, parameter_groups
 from stability.finetune.recipe import initialise
-from stability.finetune.schedules import LearningRate
+from stability.finetune.schedules import LearningRate, plateau_rule
 
 # torch.nn.utils.clip_grad_norm_'s guard against a zero norm, so a member clips as its solo run does
 _CLIP_EPS = 1e-6
 
 # trainer keys the fused engine does not run yet, with the value that it does run
-_UNFUSABLE = {"optimizer": "adamw", "lr_patience": None, "mixout": 0.0, "pretrained_decay": 0.0,
-              "mixed_precision": "no"}
+_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "mixed_precision": "no"}
 
 
 def refuse_unfusable(trainer: Trainer) -> None:
@@ -120,8 +122,14 @@ class FusedMembers:
                                                 trainer.layer_lr_decay)]
         self.optimizer = optimizer_over(groups, trainer.optimizer, trainer.learning_rate, trainer.weight_decay)
         self.total_steps = trainer.planned_steps(steps_per_epoch)
+        # the shared schedule; the plateau rule is each member's own
         self.learning_rate = LearningRate(self.optimizer, trainer.schedule, trainer.warmup_ratio, self.total_steps,
-                                          trainer.lr_patience, trainer.lr_decay_factor, trainer.min_lr)
+                                          None, trainer.lr_decay_factor, trainer.min_lr)
+        self.rate_factors = torch.ones(self.size)
+        self._min_lr = trainer.min_lr
+        self._plateaus = None if trainer.lr_patience is None else [
+            plateau_rule(torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0), trainer.lr_patience,
+                         trainer.lr_decay_factor) for _ in members]
 
     def train(self, mode: bool = True) -> None:
         """Dropout on (training) or off (evaluation), for every member."""
@@ -157,11 +165,36 @@ class FusedMembers:
         losses, logits = self.forward(batch)
         losses.sum().backward()     # members share no parameter: each gets its own loss's gradient
         norms = clip_per_member(list(self.params.values()), self._max_grad_norm)
-        with self._stopped_kept():
+        with self._stopped_kept(), self._member_rates():
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.learning_rate.after_step()
         return losses.detach(), logits.detach(), norms
+
+    def after_validation(self, member: int, score: float) -> bool:
+        """Feed member `member`'s validation accuracy to its plateau rule; True when it must stop because
+        its base rate fell below min_lr (`LearningRate.after_validation`, member by member). Its rule
+        counts on a one-parameter stand-in optimiser whose rate is the member's factor."""
+        if self._plateaus is None:
+            return False
+        plateau = self._plateaus[member]
+        plateau.step(score)
+        self.rate_factors[member] = plateau.optimizer.param_groups[0]["lr"]
+        return max(self.learning_rate.base_rates()) * float(self.rate_factors[member]) < self._min_lr
+
+    @contextmanager
+    def _member_rates(self) -> Iterator[None]:
+        """Scale each member's move in the step inside by its rate factor (all 1: nothing to do)."""
+        if bool((self.rate_factors == 1).all()):
+            yield
+            return
+        params = list(self.params.values())
+        before = [param.detach().clone() for param in params]
+        yield
+        with torch.no_grad():
+            for param, old in zip(params, before):
+                factor = self.rate_factors.to(param.device, param.dtype).view(-1, *[1] * (param.dim() - 1))
+                param.copy_(old + factor * (param - old))
 
     def stop(self, member: int) -> None:
         """Member `member` changes no more: its parameters and optimiser state stay as they are now."""

@@ -1,6 +1,6 @@
 """Training fused seeds: K members (`fused.FusedMembers`) stepped together epoch after epoch, each
-validated after every epoch and early-stopping on its own validation accuracy as its solo run
-(`loop.train`) does; a member that stops is frozen in the stack while the others train on."""
+validated after every epoch and early-stopping on its own validation accuracy (patience, and jiant's
+plateau rule with its min_lr) as its solo run (`loop.train`) does; a member that stops is frozen in the stack while the others train on."""
 from __future__ import annotations
 
 import copy
@@ -48,7 +48,8 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
                   pad_id: int, name: str = "fused") -> list[TrainResult]:
     """Train the members (built by `fused.build_members` from `seeds_init`) up to max_epochs, member k
     on the batches of `seeds_order[k]`; validate each member after every epoch and stop it after
-    `patience` validations without a better accuracy; leave each member holding its best validation's
+    `patience` validations without a better accuracy or once its plateau rule takes its rate below
+    min_lr; leave each member holding its best validation's
     weights. Validation is the solo run's own (`loop.predict_entailment_probability`)."""
     trainer = settings.trainer
     if trainer.validation_steps is not None:
@@ -84,7 +85,8 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
                      "seconds": time.perf_counter() - segment_start}
             track.validated(entry, model)
             track.result.seconds = time.perf_counter() - started
-            if track.stale >= trainer.patience:
+            below_min_lr = fused.after_validation(member, entry["val_accuracy"])
+            if track.stale >= trainer.patience or below_min_lr:
                 fused.stop(member)
         if fused.stopped.all():
             break

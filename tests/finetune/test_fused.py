@@ -62,12 +62,15 @@ def _solo(settings, tokenizer, split, seed_init: int, seed_order: int):
 
 
 def _fused(settings, tokenizer, split, seeds_init=SEEDS_INIT, seeds_order=SEEDS_ORDER, steps: int = STEPS,
-           stop: tuple[int, int] | None = None):
-    """The fused members after `steps` steps (member stop[0] stopped after step stop[1]), with the
-    members' losses and gradient norms, a row per step."""
+           stop: tuple[int, int] | None = None, rate_factors: list[float] | None = None):
+    """The fused members after `steps` steps (member stop[0] stopped after step stop[1]; the members'
+    rates scaled by `rate_factors`, as their plateau rules scale them), with the members' losses and
+    gradient norms, a row per step."""
     members = build_members(settings.model, tokenizer, settings.trainer, seeds_init)
     orders = [_member_batches(settings, split, seed) for seed in seeds_order]
     fused = FusedMembers(members, settings.trainer, len(orders[0]))
+    if rate_factors is not None:
+        fused.rate_factors = torch.tensor(rate_factors)
     fused.train()
     losses, norms = [], []
     for step in range(steps):
@@ -100,6 +103,22 @@ def test_fused_members_train_as_their_solo_runs_step_by_step(tmp_path, overrides
             torch.testing.assert_close(weight, solo_weights[name], rtol=1e-4, atol=1e-5, msg=name)
     # the members are different seeds: their first losses differ
     assert len(set(np.round(losses[0], 6))) == len(SEEDS_INIT)
+
+
+def test_a_member_at_a_cut_rate_steps_as_its_solo_run_at_that_rate(tmp_path):
+    """The plateau rule's factors: members at 1, 1/2 and 1/4 of the rate train as solo runs at those rates."""
+    settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0", "trainer.weight_decay=0.01"])
+    factors = [1.0, 0.5, 0.25]
+    fused, losses, norms = _fused(settings, tokenizer, split, rate_factors=factors)
+    for member, factor in enumerate(factors):
+        rate = settings.trainer.learning_rate * factor
+        at_rate = replace(settings, trainer=replace(settings.trainer, learning_rate=rate))
+        solo_losses, solo_norms, solo_weights = _solo(at_rate, tokenizer, split, SEEDS_INIT[member], SEEDS_ORDER[member])
+        np.testing.assert_allclose(losses[:, member], solo_losses, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(norms[:, member], solo_norms, rtol=1e-4, atol=1e-6)
+        model = fused.load_member(member, build_model(settings.model, tokenizer, SEEDS_INIT[member]))
+        for name, weight in model.state_dict().items():
+            torch.testing.assert_close(weight, solo_weights[name], rtol=1e-4, atol=1e-5, msg=name)
 
 
 def test_each_member_draws_its_own_dropout_masks(tmp_path):
@@ -158,21 +177,27 @@ def test_what_does_not_fuse_yet_is_refused_in_one_line():
     trainer = train_settings(compose_config(SMALL)).trainer
     refuse_unfusable(trainer)
     with pytest.raises(UserError) as refused:
-        refuse_unfusable(replace(trainer, optimizer="bertadam", lr_patience=2))
+        refuse_unfusable(replace(trainer, optimizer="bertadam", mixout=0.2))
     message = str(refused.value)
     assert "\n" not in message
-    assert "trainer.optimizer=bertadam" in message and "trainer.lr_patience=2" in message
-    assert "trainer.mixout=0.0" in message   # the fix names what fuses
+    assert "trainer.optimizer=bertadam" in message and "trainer.mixout=0.2" in message
+    assert "trainer.optimizer=adamw" in message   # the fix names what fuses
 
 
 @pytest.mark.slow
-def test_each_member_early_stops_as_its_solo_run_does(tmp_path):
+@pytest.mark.parametrize("stopping", [
+    ["trainer.patience=2"],
+    # jiant's plateau rule alone: the rate halves at each validation without a better accuracy, and a
+    # member stops at its second cut (3e-3 / 4 < min_lr); patience never ends a run within 8 epochs
+    ["trainer.patience=8", "trainer.lr_patience=0", "trainer.min_lr=1e-3"],
+], ids=["patience", "plateau"])
+def test_each_member_early_stops_as_its_solo_run_does(tmp_path, stopping):
     """Members that stop at different epochs: each one's validations, best epoch, stop and best
     weights are its solo run's (`loop.train`, dropout off). Validated on its 32 training pairs,
     which the tiny model learns within a few epochs (on the held-out pairs it stays at chance, and
     every member would stop after its first patience)."""
     settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0", "trainer.learning_rate=3e-3",
-                                                   "trainer.max_epochs=8", "trainer.patience=2"])
+                                                   "trainer.max_epochs=8", *stopping])
     val_split = split
     pad_id = int(tokenizer.pad_token_id)
     members = build_members(settings.model, tokenizer, settings.trainer, SEEDS_INIT)
