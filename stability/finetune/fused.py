@@ -39,7 +39,7 @@ from transformers.masking_utils import create_bidirectional_mask
 from stability.core.errors import UserError
 from stability.core.schemas.model import Model
 from stability.core.schemas.trainer import Trainer
-from stability.finetune.batching import collate
+from stability.finetune.batching import collate, eval_batches
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.modeling import build_model
 from stability.finetune.optimizers import optimizer_over, parameter_groups
@@ -151,13 +151,35 @@ class FusedMembers:
     def _attention_mask(self, mask: torch.Tensor) -> torch.Tensor | None:
         """The attention mask the model's attention implementation takes, built by transformers
         outside vmap: its builder looks at the mask's values (no padding anywhere: None), which vmap
-        cannot trace; a 4-D mask is passed through the model as it is."""
-        members, rows, width = mask.shape
+        cannot trace; a 4-D mask is passed through the model as it is. `mask` is (members ×) rows ×
+        width; the mask built keeps the leading dimensions."""
+        leading, width = mask.shape[:-1], mask.shape[-1]
+        rows = mask.reshape(-1, width)
         dtype = next(iter(self.params.values())).dtype
-        built = create_bidirectional_mask(config=self._base.config, attention_mask=mask.reshape(members * rows, width),
-                                          inputs_embeds=torch.empty((members * rows, width, 0), dtype=dtype,
-                                                                    device=mask.device))
-        return None if built is None else built.reshape(members, rows, *built.shape[1:])
+        built = create_bidirectional_mask(config=self._base.config, attention_mask=rows,
+                                          inputs_embeds=torch.empty((len(rows), width, 0), dtype=dtype, device=mask.device))
+        return None if built is None else built.reshape(*leading, *built.shape[1:])
+
+    def predict_entailment_probability(self, split: EncodedSplit, batch_size: int, pad_id: int,
+                                       tokens_per_batch: int | None = None) -> np.ndarray:
+        """Every member's P(entailment) for every example of `split` (members × examples, in the
+        split's order), dropout off: the batches of `loop.predict_entailment_probability`
+        (`batching.eval_batches`), each one passed once through all members."""
+        self.train(False)
+        device = next(iter(self.params.values())).device
+        out = np.empty((self.size, len(split)), dtype=np.float64)
+        with torch.inference_mode():
+            for indices in eval_batches(split.lengths, batch_size, tokens_per_batch):
+                inputs = collate(split, indices, pad_id)
+                del inputs["labels"]
+                inputs = {key: value.to(device) for key, value in inputs.items()}
+                mask = self._attention_mask(inputs.pop("attention_mask"))
+                if mask is not None:
+                    inputs["attention_mask"] = mask
+                logits = vmap(lambda params, buffers: functional_call(self._base, (params, buffers), (), inputs).logits)(
+                    self.params, self.buffers)
+                out[:, indices] = torch.softmax(logits.float(), dim=-1)[..., 0].cpu().numpy()
+        return out
 
     def step(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One optimiser step of every member on its own batch: the members' losses, logits and

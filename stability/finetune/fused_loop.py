@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -20,7 +20,7 @@ from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import epoch_batches
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.fused import FusedMembers, collate_members
-from stability.finetune.loop import TrainResult, predict_entailment_probability, to_device
+from stability.finetune.loop import TrainResult, to_device
 
 
 @dataclass
@@ -31,13 +31,13 @@ class _Member:
     best_weights: dict[str, torch.Tensor] | None = None
     stale: int = 0
 
-    def validated(self, entry: dict, model: PreTrainedModel) -> None:
-        """Log a validation; keep the weights when it is the best so far, else count it as stale."""
+    def validated(self, entry: dict, model: Callable[[], PreTrainedModel]) -> None:
+        """Log a validation; keep the weights of `model()` when it is the best so far, else count it as stale."""
         self.result.log.append(entry)
         self.result.epochs_trained = entry["epoch"]
         if entry["val_accuracy"] > self.result.best_val_accuracy:
             self.result.best_val_accuracy, self.result.best_epoch = entry["val_accuracy"], entry["epoch"]
-            self.best_weights = copy.deepcopy(model.state_dict())
+            self.best_weights = copy.deepcopy(model().state_dict())
             self.stale = 0
         else:
             self.stale += 1
@@ -50,7 +50,8 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
     on the batches of `seeds_order[k]`; validate each member after every epoch and stop it after
     `patience` validations without a better accuracy or once its plateau rule takes its rate below
     min_lr; leave each member holding its best validation's
-    weights. Validation is the solo run's own (`loop.predict_entailment_probability`)."""
+    weights. Validation passes each batch of the solo run's (`batching.eval_batches`) once through all
+    members (`FusedMembers.predict_entailment_probability`)."""
     trainer = settings.trainer
     if trainer.validation_steps is not None:
         raise UserError(f"fused seeds validate after each epoch, not every trainer.eval_every={trainer.eval_every} steps",
@@ -74,16 +75,15 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
         for step_indices in zip(*orders):
             losses, _, _ = fused.step(to_device(collate_members(train_split, step_indices, pad_id), accelerator.device))
             loss_sum += losses
+        probs = fused.predict_entailment_probability(val_split, trainer.eval_batch_size, pad_id,
+                                                     trainer.eval_tokens_per_batch)
         for member, track in enumerate(tracks):
             if fused.stopped[member]:
                 continue
-            model = fused.load_member(member, members[member])
-            probs = predict_entailment_probability(model, val_split, trainer.eval_batch_size, accelerator, pad_id,
-                                                   f"[{name} {member}] validation", trainer.eval_tokens_per_batch)
             entry = {"epoch": epoch, "loss": loss_sum[member].item() / len(orders[member]),
-                     "val_accuracy": accuracy(val_split.labels.tolist(), labels_from_probability(probs).tolist()),
+                     "val_accuracy": accuracy(val_split.labels.tolist(), labels_from_probability(probs[member]).tolist()),
                      "seconds": time.perf_counter() - segment_start}
-            track.validated(entry, model)
+            track.validated(entry, lambda: fused.load_member(member, members[member]))
             track.result.seconds = time.perf_counter() - started
             below_min_lr = fused.after_validation(member, entry["val_accuracy"])
             if track.stale >= trainer.patience or below_min_lr:

@@ -121,6 +121,20 @@ def test_a_member_at_a_cut_rate_steps_as_its_solo_run_at_that_rate(tmp_path):
             torch.testing.assert_close(weight, solo_weights[name], rtol=1e-4, atol=1e-5, msg=name)
 
 
+def test_members_predict_as_their_solo_models_with_one_pass_per_batch(tmp_path):
+    settings, tokenizer, split = _setup(tmp_path, [])
+    fused, _, _ = _fused(settings, tokenizer, split, steps=2)
+    fused.train()       # predicting turns dropout off itself
+    pad_id = int(tokenizer.pad_token_id)
+    probs = fused.predict_entailment_probability(split, 8, pad_id, tokens_per_batch=200)
+    accelerator = Accelerator(cpu=True)
+    for member, seed_init in enumerate(SEEDS_INIT):
+        model = fused.load_member(member, build_model(settings.model, tokenizer, seed_init))
+        np.testing.assert_allclose(probs[member], predict_entailment_probability(model, split, 8, accelerator, pad_id,
+                                                                                 tokens_per_batch=200), atol=1e-5)
+    assert not np.allclose(probs[0], probs[1])
+
+
 def test_each_member_draws_its_own_dropout_masks(tmp_path):
     """Three copies of one seed on one batch: in training their losses differ only through dropout,
     so equal losses would mean shared masks; in evaluation they agree."""
