@@ -22,7 +22,8 @@ and one forward and one backward per step serve K batches. Each member keeps wha
 
 What does not hold yet is refused (`refuse_unfusable`): BertAdam (it clips each tensor by a norm
 that would span all members), mixout and the pretrained decay (parametrisations and a penalty over
-one model's parameters), mixed precision.
+one model's parameters), fp16 (its loss scale would be one for all members). bf16 is accelerate's:
+the forward under autocast, weights, gradients and optimiser in float32.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from stability.finetune.batching import collate, eval_batches
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.modeling import build_model
 from stability.finetune.optimizers import optimizer_over, parameter_groups
+from stability.finetune.precision import resolve_mixed_precision
 from stability.finetune.recipe import initialise
 from stability.finetune.schedules import LearningRate, plateau_rule
 
@@ -50,7 +52,7 @@ from stability.finetune.schedules import LearningRate, plateau_rule
 _CLIP_EPS = 1e-6
 
 # trainer keys the fused engine does not run yet, with the value that it does run
-_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "mixed_precision": "no"}
+_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0}
 
 
 def refuse_unfusable(trainer: Trainer) -> None:
@@ -112,6 +114,13 @@ class FusedMembers:
         refuse_unfusable(trainer)
         self.size = len(members)
         self.params, self.buffers = stack_module_state(list(members))
+        device = next(iter(self.params.values())).device
+        precision = resolve_mixed_precision(trainer.mixed_precision, device)
+        if precision == "fp16":
+            raise UserError("seeds cannot be fused with trainer.mixed_precision=fp16: its loss scale would be one for "
+                            "all members", fix="trainer.mixed_precision=bf16 or no, or train these seeds one by one")
+        # accelerate's mixed precision: the forward (loss included) under autocast
+        self._autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
         # the members' shared structure, without storage: every forward passes the stacked tensors
         self._base = copy.deepcopy(members[0]).to("meta")
         self._max_grad_norm = trainer.max_grad_norm
@@ -146,7 +155,9 @@ class FusedMembers:
             output = functional_call(self._base, (params, buffers), (), member_inputs)
             return output.loss, output.logits
 
-        return vmap(member, randomness="different")(self.params, self.buffers, inputs)
+        with self._autocast:
+            losses, logits = vmap(member, randomness="different")(self.params, self.buffers, inputs)
+        return losses.float(), logits.float()
 
     def _attention_mask(self, mask: torch.Tensor) -> torch.Tensor | None:
         """The attention mask the model's attention implementation takes, built by transformers
@@ -176,8 +187,9 @@ class FusedMembers:
                 mask = self._attention_mask(inputs.pop("attention_mask"))
                 if mask is not None:
                     inputs["attention_mask"] = mask
-                logits = vmap(lambda params, buffers: functional_call(self._base, (params, buffers), (), inputs).logits)(
-                    self.params, self.buffers)
+                with self._autocast:
+                    logits = vmap(lambda params, buffers: functional_call(self._base, (params, buffers), (),
+                                                                          inputs).logits)(self.params, self.buffers)
                 out[:, indices] = torch.softmax(logits.float(), dim=-1)[..., 0].cpu().numpy()
         return out
 

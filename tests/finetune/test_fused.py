@@ -22,6 +22,7 @@ from stability.finetune.fused import (FusedMembers, build_members, clip_per_memb
 from stability.finetune.fused_loop import train_members
 from stability.finetune.loop import predict_entailment_probability, train, train_step
 from stability.finetune.modeling import build_model, load_tokenizer
+from stability.finetune.precision import forget_previous_precision
 from stability.finetune.recipe import prepare
 
 SEEDS_INIT = (0, 1, 2)
@@ -44,12 +45,18 @@ def _member_batches(settings, split, seed_order: int) -> list[np.ndarray]:
     return epoch_batches(split.lengths, trainer.batch_size, seed_order, 1, trainer.group_by_length)
 
 
+def _accelerator(mixed_precision: str = "no") -> Accelerator:
+    """A CPU accelerator of this precision, whatever the tests before asked of this process."""
+    forget_previous_precision()
+    return Accelerator(cpu=True, mixed_precision=mixed_precision)
+
+
 def _solo(settings, tokenizer, split, seed_init: int, seed_order: int):
     """The seed's losses, gradient norms and final weights over STEPS steps, by the solo loop's own step."""
     model = build_model(settings.model, tokenizer, seed_init)
     batches = _member_batches(settings, split, seed_order)
     recipe = prepare(model, settings.trainer, len(batches), seed_init * 1000)
-    accelerator = Accelerator(cpu=True)
+    accelerator = _accelerator(settings.trainer.mixed_precision)
     model, optimizer = accelerator.prepare(model, recipe.optimizer)
     model.train()
     losses, norms = [], []
@@ -87,17 +94,26 @@ def _fused(settings, tokenizer, split, seeds_init=SEEDS_INIT, seeds_order=SEEDS_
     # the stabilisers that fuse: each member's re-initialised layers, layer-wise rates, the linear schedule
     ["trainer.reinit_layers=1", "trainer.layer_lr_decay=0.9", "trainer.schedule=linear", "trainer.weight_decay=0.01",
      "trainer.max_grad_norm=0.5"],
-], ids=["plain", "reinit-llrd-linear"])
+    ["trainer.mixed_precision=bf16"],
+], ids=["plain", "reinit-llrd-linear", "bf16"])
 def test_fused_members_train_as_their_solo_runs_step_by_step(tmp_path, overrides):
     settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0", *overrides])
+    # in bf16 both sides round the forward to bf16, not necessarily in the same places (a batched
+    # product against one per member): losses agree to 1 %, gradient norms to 5 % or a few thousandths
+    # (the small ones); the weights, which Adam's normalisation moves by about the rate whatever the
+    # gradient's size, are compared in float32 only
+    bf16 = settings.trainer.mixed_precision == "bf16"
+    loss_tolerance, norm_tolerance, norm_floor = (1e-2, 5e-2, 5e-3) if bf16 else (1e-5, 1e-4, 1e-6)
     fused, losses, norms = _fused(settings, tokenizer, split)
     # clipping acts on some steps and members and not on others (the per-member rule is on the path)
     bound = settings.trainer.max_grad_norm
     assert (norms > bound).any() and (norms < bound).any()
     for member, (seed_init, seed_order) in enumerate(zip(SEEDS_INIT, SEEDS_ORDER)):
         solo_losses, solo_norms, solo_weights = _solo(settings, tokenizer, split, seed_init, seed_order)
-        np.testing.assert_allclose(losses[:, member], solo_losses, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(norms[:, member], solo_norms, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(losses[:, member], solo_losses, rtol=loss_tolerance, atol=1e-6)
+        np.testing.assert_allclose(norms[:, member], solo_norms, rtol=norm_tolerance, atol=norm_floor)
+        if bf16:
+            continue
         model = fused.load_member(member, build_model(settings.model, tokenizer, seed_init))
         for name, weight in model.state_dict().items():
             torch.testing.assert_close(weight, solo_weights[name], rtol=1e-4, atol=1e-5, msg=name)
@@ -127,7 +143,7 @@ def test_members_predict_as_their_solo_models_with_one_pass_per_batch(tmp_path):
     fused.train()       # predicting turns dropout off itself
     pad_id = int(tokenizer.pad_token_id)
     probs = fused.predict_entailment_probability(split, 8, pad_id, tokens_per_batch=200)
-    accelerator = Accelerator(cpu=True)
+    accelerator = _accelerator()
     for member, seed_init in enumerate(SEEDS_INIT):
         model = fused.load_member(member, build_model(settings.model, tokenizer, seed_init))
         np.testing.assert_allclose(probs[member], predict_entailment_probability(model, split, 8, accelerator, pad_id,
@@ -215,14 +231,14 @@ def test_each_member_early_stops_as_its_solo_run_does(tmp_path, stopping):
     val_split = split
     pad_id = int(tokenizer.pad_token_id)
     members = build_members(settings.model, tokenizer, settings.trainer, SEEDS_INIT)
-    accelerator = Accelerator(cpu=True)
+    accelerator = _accelerator()
     results = train_members(members, SEEDS_INIT, SEEDS_ORDER, split, val_split, settings, accelerator, pad_id)
     stopped_at = [result.epochs_trained for result in results]
     assert min(stopped_at) < settings.trainer.max_epochs and len(set(stopped_at)) > 1, stopped_at
     for member, (seed_init, seed_order) in zip(members, zip(SEEDS_INIT, SEEDS_ORDER)):
         solo_settings = replace(settings, seed_init=seed_init, seed_order=seed_order)
         model = build_model(settings.model, tokenizer, seed_init)
-        solo = train(model, split, val_split, solo_settings, Accelerator(cpu=True), pad_id, None,
+        solo = train(model, split, val_split, solo_settings, _accelerator(), pad_id, None,
                      lambda entry: None, lambda finished: None)
         fused = results[SEEDS_INIT.index(seed_init)]
         assert [e["val_accuracy"] for e in fused.log] == [e["val_accuracy"] for e in solo.log]
