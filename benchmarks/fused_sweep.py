@@ -1,14 +1,15 @@
 """Seeds fused into one model vs the same seeds trained one after another: training examples/s for
-K = 1, 2, 4 (8, 16 on request) at batch size 4.
+K = 1, 2, 4 (8, 16 on request) at batch size 4, in float32 (and bf16 on request).
 
     python benchmarks/fused_sweep.py [--device cuda|cpu] [--shape mbert|small] [--ks 1 2 4 8 16]
                                      [--steps 30] [--warmup 3] [--samples 1000] [--attention sdpa eager]
-                                     [--json FILE]
+                                     [--precisions fp32 bf16] [--json FILE]
 
 The model is `packed_sweep.py`'s: BERT-base's shape with mBERT's vocabulary size and random
 weights, saved once as a local checkpoint and loaded as a run loads mBERT (`--shape small`: 2
 layers, 64 wide, for the tests), trained on the built-in French pairs (`--samples` of them) with
-the trainer's defaults (fused AdamW, constant rate, clipping to 1.0, dropout 0.1), in float32.
+the trainer's defaults (fused AdamW, constant rate, clipping to 1.0, dropout 0.1), in each precision
+of `--precisions`: fp32, or bf16 as `trainer.mixed_precision=bf16` trains (the forward under autocast).
 
 For each K, in the same process and on the same device, two arms train seeds 0..K-1 for
 `--steps` optimiser steps each, after `--warmup` untimed steps:
@@ -21,8 +22,8 @@ For each K, in the same process and on the same device, two arms train seeds 0..
 Per arm: training examples/s (K x steps x batch size over the timed wall time), the study's runs
 per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
 share of the tokens stepped that are padding, and the model-FLOPs utilisation, 6 x non-embedding
-parameters x real tokens/s over the float32 matrix-product peak measured in the same run
-(`train_throughput.py`'s definition). Then fused/solo, the ratio that answers whether fusing
+parameters x real tokens/s over the matrix-product peak in the arm's precision measured in the
+same run (`train_throughput.py`'s definition). Then fused/solo, the ratio that answers whether fusing
 pays on the device at hand. `--attention` runs the arms under each of the model's attention
 implementations (torch's SDPA has no vmap batching rule on every device; eager attention is
 plain matrix products, which vmap batches). Only speed is measured here; that a fused member
@@ -31,13 +32,14 @@ trains as its solo run does is tests/finetune/test_fused.py's.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
 import tempfile
 import time
 from argparse import Namespace
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -57,8 +59,11 @@ from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.fused import FusedMembers, build_members, collate_members
 from stability.finetune.loop import to_device, train_step
 from stability.finetune.modeling import build_model, load_tokenizer
+from stability.finetune.precision import forget_previous_precision
 from stability.finetune.recipe import prepare
 
+# the benchmark's precisions as trainer.mixed_precision takes them
+PRECISIONS = {"fp32": "no", "bf16": "bf16"}
 # a run of the study's recipe (jiant: 7,000 steps of batch 4)
 STUDY_RUN_EXAMPLES = 28_000
 
@@ -68,6 +73,7 @@ class Arm:
     """One timed arm: how K seeds were trained and what it measured."""
 
     engine: str
+    precision: str
     attention: str
     members: int
     steps: int
@@ -122,7 +128,8 @@ def solo_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: N
         model.set_attn_implementation(args.current_attention)
         batches = step_batches(split, settings.trainer.batch_size, seed, args.warmup + args.steps)
         recipe = prepare(model, settings.trainer, len(batches), seed * 1000)
-        accelerator = Accelerator(cpu=device.type == "cpu")
+        forget_previous_precision()
+        accelerator = Accelerator(cpu=device.type == "cpu", mixed_precision=settings.trainer.mixed_precision)
         model, optimizer = accelerator.prepare(model, recipe.optimizer)
         model.train()
 
@@ -156,24 +163,25 @@ def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: 
     return _timed_steps(step, args.warmup, args.steps, device)
 
 
-def measure(engine: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
+def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
             device: torch.device, parameters: int, peak: float) -> Arm:
     arm = solo_arm if engine == "solo" else fused_arm
-    seconds, real, stepped = arm(settings, tokenizer, split, list(range(members)), args, device)
+    at_precision = replace(settings, trainer=replace(settings.trainer, mixed_precision=PRECISIONS[precision]))
+    seconds, real, stepped = arm(at_precision, tokenizer, split, list(range(members)), args, device)
     examples = members * args.steps * settings.trainer.batch_size
     rate = examples / seconds
-    return Arm(engine, args.current_attention, members, args.steps, examples, seconds, rate,
+    return Arm(engine, precision, args.current_attention, members, args.steps, examples, seconds, rate,
                rate * 3600 / STUDY_RUN_EXAMPLES, 1 - real / stepped, 6 * parameters * real / seconds / peak)
 
 
 def _print_table(arms: list[Arm]) -> None:
-    print("| attention | K | engine | examples/s | study runs/hour | padding | MFU | fused / solo |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
-    solo = {(a.attention, a.members): a for a in arms if a.engine == "solo"}
+    print("| precision | attention | K | engine | examples/s | study runs/hour | padding | MFU | fused / solo |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|")
+    solo = {(a.precision, a.attention, a.members): a for a in arms if a.engine == "solo"}
     for a in arms:
-        ratio = f"{a.examples_per_second / solo[a.attention, a.members].examples_per_second:.2f}" \
+        ratio = f"{a.examples_per_second / solo[a.precision, a.attention, a.members].examples_per_second:.2f}" \
             if a.engine == "fused" else ""
-        print(f"| {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} | {a.study_runs_per_hour:.1f} "
+        print(f"| {a.precision} | {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} | {a.study_runs_per_hour:.1f} "
               f"| {a.padding_share:.1%} | {a.mfu:.2%} | {ratio} |")
 
 
@@ -189,6 +197,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps per seed before them")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--attention", nargs="+", choices=("sdpa", "eager"), default=["sdpa"])
+    parser.add_argument("--precisions", nargs="+", choices=tuple(PRECISIONS), default=["fp32"])
     parser.add_argument("--json", type=Path, default=None, help="also write every figure to this file")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -210,23 +219,24 @@ def main() -> None:
         tokenizer = load_tokenizer(settings.model, texts([data.train]), Path(tmp) / "cache")
         split, _ = encode(data.train, tokenizer, settings.data.max_length, None)
         parameters = _non_embedding_parameters(build_model(settings.model, tokenizer, 0))
-        peak = _matmul_peak(device, "fp32")
+        peaks = {precision: _matmul_peak(device, precision) for precision in args.precisions}
         print(f"device: {name}; model: {args.shape} shape, {total / 1e6:.1f}M parameters ({parameters / 1e6:.1f}M "
               f"outside the embeddings), random weights, {mean_tokens:.1f} tokens per training pair; "
-              f"batch_size={args.batch_size} steps={args.steps} (+{args.warmup} warm-up) per seed; float32 matmul "
-              f"peak {peak / 1e12:.3f} TFLOP/s; load average {os.getloadavg()[0]:.2f}", flush=True)
+              f"batch_size={args.batch_size} steps={args.steps} (+{args.warmup} warm-up) per seed; matmul peak "
+              + ", ".join(f"{p} {peak / 1e12:.3f} TFLOP/s" for p, peak in peaks.items()) + "; load average {os.getloadavg()[0]:.2f}", flush=True)
         arms: list[Arm] = []
-        for attention in args.attention:
+        for precision, attention in itertools.product(args.precisions, args.attention):
             args.current_attention = attention
             for members in args.ks:
                 for engine in ("solo", "fused"):
-                    arm = measure(engine, settings, tokenizer, split, members, args, device, parameters, peak)
+                    arm = measure(engine, precision, settings, tokenizer, split, members, args, device, parameters,
+                                  peaks[precision])
                     arms.append(arm)
-                    print(f"{attention} K={members} {engine}: {arm.examples_per_second:.1f} examples/s "
+                    print(f"{precision} {attention} K={members} {engine}: {arm.examples_per_second:.1f} examples/s "
                           f"({arm.seconds:.1f} s)", flush=True)
                     if args.json:
                         args.json.write_text(json.dumps({"device": name, "parameters": total,
-                                                         "non_embedding_parameters": parameters, "peak_flops": peak,
+                                                         "non_embedding_parameters": parameters, "peak_flops": peaks,
                                                          "arguments": {k: v for k, v in vars(args).items()
                                                                        if k != "current_attention"},
                                                          "arms": [asdict(a) for a in arms]}, indent=2, default=str))

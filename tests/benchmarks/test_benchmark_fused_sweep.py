@@ -34,13 +34,15 @@ def test_each_seed_steps_on_full_batches_of_its_own_order_across_epochs():
 def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     figures = tmp_path / "figures.json"
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--samples", "32",
-                           "--steps", "2", "--warmup", "1", "--ks", "1", "2", "--json", str(figures)],
+                           "--steps", "2", "--warmup", "1", "--ks", "1", "2", "--precisions", "fp32", "bf16",
+                           "--json", str(figures)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(figures.read_text())
-    arms = {(a["engine"], a["members"]): a for a in result["arms"]}
-    assert set(arms) == {("solo", 1), ("fused", 1), ("solo", 2), ("fused", 2)}
-    for (engine, members), arm in arms.items():
+    everything = {(a["precision"], a["engine"], a["members"]): a for a in result["arms"]}
+    assert set(everything) == {(p, e, k) for p in ("fp32", "bf16") for e in ("solo", "fused") for k in (1, 2)}
+    arms = {(engine, members): arm for (precision, engine, members), arm in everything.items() if precision == "fp32"}
+    for (_, _, members), arm in everything.items():
         assert arm["examples"] == members * 2 * 4
         assert arm["examples_per_second"] == pytest.approx(arm["examples"] / arm["seconds"])
         assert arm["study_runs_per_hour"] == pytest.approx(arm["examples_per_second"] * 3600 / 28_000)
@@ -49,7 +51,7 @@ def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     assert arms["fused", 1]["padding_share"] == pytest.approx(arms["solo", 1]["padding_share"])
     # fused members are padded to the widest of the step's batches: never less padding than solo
     assert arms["fused", 2]["padding_share"] >= arms["solo", 2]["padding_share"]
-    assert "| sdpa | 2 | fused |" in done.stdout
+    assert "| fp32 | sdpa | 2 | fused |" in done.stdout and "| bf16 | sdpa | 2 | fused |" in done.stdout
 
 
 def test_wrong_arguments_are_refused_in_one_line(tmp_path):
