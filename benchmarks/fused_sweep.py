@@ -220,10 +220,11 @@ def main() -> None:
         split, _ = encode(data.train, tokenizer, settings.data.max_length, None)
         parameters = _non_embedding_parameters(build_model(settings.model, tokenizer, 0))
         peaks = {precision: _matmul_peak(device, precision) for precision in args.precisions}
+        peak_line = ", ".join(f"{precision} {peak / 1e12:.3f} TFLOP/s" for precision, peak in peaks.items())
         print(f"device: {name}; model: {args.shape} shape, {total / 1e6:.1f}M parameters ({parameters / 1e6:.1f}M "
               f"outside the embeddings), random weights, {mean_tokens:.1f} tokens per training pair; "
               f"batch_size={args.batch_size} steps={args.steps} (+{args.warmup} warm-up) per seed; matmul peak "
-              + ", ".join(f"{p} {peak / 1e12:.3f} TFLOP/s" for p, peak in peaks.items()) + "; load average {os.getloadavg()[0]:.2f}", flush=True)
+              f"{peak_line}; load average {os.getloadavg()[0]:.2f}", flush=True)
         arms: list[Arm] = []
         for precision, attention in itertools.product(args.precisions, args.attention):
             args.current_attention = attention

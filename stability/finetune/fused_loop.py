@@ -1,6 +1,7 @@
 """Training fused seeds: K members (`fused.FusedMembers`) stepped together epoch after epoch, each
 validated after every epoch and early-stopping on its own validation accuracy (patience, and jiant's
-plateau rule with its min_lr) as its solo run (`loop.train`) does; a member that stops is frozen in the stack while the others train on."""
+plateau rule with its min_lr) as its solo run (`loop.train`) does; a member that stops is frozen in
+the stack while the others train on."""
 from __future__ import annotations
 
 import copy

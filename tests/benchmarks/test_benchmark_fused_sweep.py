@@ -3,6 +3,7 @@ what it derives from them."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,7 @@ def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     # fused members are padded to the widest of the step's batches: never less padding than solo
     assert arms["fused", 2]["padding_share"] >= arms["solo", 2]["padding_share"]
     assert "| fp32 | sdpa | 2 | fused |" in done.stdout and "| bf16 | sdpa | 2 | fused |" in done.stdout
+    assert re.search(r"matmul peak fp32 [\d.]+ TFLOP/s, bf16 [\d.]+ TFLOP/s; load average [\d.]+\n", done.stdout)
 
 
 def test_wrong_arguments_are_refused_in_one_line(tmp_path):
