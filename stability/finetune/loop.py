@@ -150,15 +150,10 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
                 continue  # a tail too small to give every process an example
             mine = _process_slice(indices, accelerator)
             batch = to_device(collate(train_split, mine, pad_id), accelerator.device)
-            output = model(**batch)
+            output, _ = train_step(model, batch, optimizer, recipe, accelerator, trainer.max_grad_norm)
             loss = output.loss
             if dynamics is not None:
                 dynamics.observe(mine, output.logits)
-            accelerator.backward(recipe.loss(loss))
-            accelerator.clip_grad_norm_(model.parameters(), trainer.max_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            recipe.learning_rate.after_step()
             state.step += 1
             loss_sum += loss.detach().float()
             steps += 1
@@ -188,6 +183,20 @@ def train(model: PreTrainedModel, train_split: EncodedSplit, val_split: EncodedS
         accelerator.unwrap_model(model).load_state_dict(state.best_weights)
     recipe.finish(accelerator.unwrap_model(model))
     return state.result
+
+
+def train_step(model: PreTrainedModel, batch: dict[str, torch.Tensor], optimizer: torch.optim.Optimizer,
+               recipe: Recipe, accelerator: Accelerator, max_grad_norm: float) -> tuple[Any, torch.Tensor]:
+    """One optimiser step of a run on `batch`: forward, backward of the recipe's loss, clipping to
+    `max_grad_norm`, the optimiser's and the schedule's step. Returns the model's output and the
+    gradients' norm before clipping (what the fused engine's members are checked against)."""
+    output = model(**batch)
+    accelerator.backward(recipe.loss(output.loss))
+    norm = accelerator.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    recipe.learning_rate.after_step()
+    return output, norm
 
 
 def predict_diagnostic(model: PreTrainedModel, split: EncodedSplit, batch_size: int, accelerator: Accelerator,

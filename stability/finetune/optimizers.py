@@ -112,7 +112,13 @@ def parameter_groups(model: nn.Module, learning_rate: float, weight_decay: float
 def build_optimizer(model: nn.Module, optimizer: str, learning_rate: float, weight_decay: float,
                     layer_lr_decay: float) -> torch.optim.Optimizer:
     """The run's optimizer ("adamw" or "bertadam") over `parameter_groups`."""
-    groups = parameter_groups(model, learning_rate, weight_decay, layer_lr_decay)
+    return optimizer_over(parameter_groups(model, learning_rate, weight_decay, layer_lr_decay), optimizer,
+                          learning_rate, weight_decay)
+
+
+def optimizer_over(groups: list[dict], optimizer: str, learning_rate: float,
+                   weight_decay: float) -> torch.optim.Optimizer:
+    """The optimizer ("adamw" or "bertadam") over given parameter groups."""
     if optimizer == "adamw":
         return adamw(groups, learning_rate, weight_decay)
     if optimizer == "bertadam":

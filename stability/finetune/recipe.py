@@ -45,6 +45,13 @@ class Recipe:
             remove_mixout(model)
 
 
+def initialise(model: PreTrainedModel, trainer: Trainer, init_seed: int) -> None:
+    """The run's own draws before training: its re-initialised top layers (from `init_seed`), when asked."""
+    if trainer.reinit_layers:
+        torch.manual_seed(init_seed)
+        reinit_top_layers(model, trainer.reinit_layers)
+
+
 def prepare(model: PreTrainedModel, trainer: Trainer, steps_per_epoch: int, init_seed: int) -> Recipe:
     """Apply the model-side stabilisers and build the optimiser and rate policy.
 
@@ -52,9 +59,7 @@ def prepare(model: PreTrainedModel, trainer: Trainer, steps_per_epoch: int, init
     resumption. The decay and mixout both pull towards the weights training starts from, taken
     after re-initialisation.
     """
-    if trainer.reinit_layers:
-        torch.manual_seed(init_seed)
-        reinit_top_layers(model, trainer.reinit_layers)
+    initialise(model, trainer, init_seed)
     penalty = PretrainedDecay(model, trainer.pretrained_decay) if trainer.pretrained_decay else None
     if trainer.mixout:
         apply_mixout(model, trainer.mixout)

@@ -12,6 +12,14 @@ from stability.core.errors import UserError
 from stability.core.schemas.trainer import SCHEDULES
 
 
+def plateau_rule(optimizer: torch.optim.Optimizer, lr_patience: int,
+                 lr_decay_factor: float) -> torch.optim.lr_scheduler.ReduceLROnPlateau:
+    """jiant v1's plateau rule as torch's ReduceLROnPlateau (mode max, abs threshold 1e-4) on `optimizer`."""
+    return torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=lr_decay_factor,
+                                                      patience=lr_patience, threshold=0.0001, threshold_mode="abs",
+                                                      min_lr=0)
+
+
 class LearningRate:
     """Steps the schedule after every optimizer step (`after_step`) and applies the plateau rule
     after every validation (`after_validation`).
@@ -38,9 +46,7 @@ class LearningRate:
             raise UserError(f"unknown learning-rate schedule '{schedule}'",
                             fix=f"choose one of: {', '.join(SCHEDULES)}")
         self._optimizer = optimizer
-        self._plateau = None if lr_patience is None else torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="max", factor=lr_decay_factor, patience=lr_patience, threshold=0.0001,
-            threshold_mode="abs", min_lr=0)
+        self._plateau = None if lr_patience is None else plateau_rule(optimizer, lr_patience, lr_decay_factor)
         self._min_lr = min_lr
 
     def after_step(self) -> None:

@@ -1,0 +1,249 @@
+"""Seeds fused into one model vs the same seeds trained one after another: training examples/s for
+K = 1, 2, 4 (8, 16 on request) at batch size 4, in float32 (and bf16 on request).
+
+    python benchmarks/fused_sweep.py [--device cuda|cpu] [--shape mbert|small] [--ks 1 2 4 8 16]
+                                     [--steps 30] [--warmup 3] [--samples 1000] [--attention sdpa eager]
+                                     [--precisions fp32 bf16] [--json FILE]
+
+The model is `packed_sweep.py`'s: BERT-base's shape with mBERT's vocabulary size and random
+weights, saved once as a local checkpoint and loaded as a run loads mBERT (`--shape small`: 2
+layers, 64 wide, for the tests), trained on the built-in French pairs (`--samples` of them) with
+the trainer's defaults (fused AdamW, constant rate, clipping to 1.0, dropout 0.1), in each precision
+of `--precisions`: fp32, or bf16 as `trainer.mixed_precision=bf16` trains (the forward under autocast).
+
+For each K, in the same process and on the same device, two arms train seeds 0..K-1 for
+`--steps` optimiser steps each, after `--warmup` untimed steps:
+
+- solo: the K seeds one after another, each its own model stepped by the solo loop's own step
+  (`stability.finetune.loop.train_step`) over its own seed's batches;
+- fused: the K seeds as one `stability.finetune.fused.FusedMembers`, each member on its own
+  seed's batches, padded to a common width per step.
+
+Per arm: training examples/s (K x steps x batch size over the timed wall time), the study's runs
+per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
+share of the tokens stepped that are padding, and the model-FLOPs utilisation, 6 x non-embedding
+parameters x real tokens/s over the matrix-product peak in the arm's precision measured in the
+same run (`train_throughput.py`'s definition). Then fused/solo, the ratio that answers whether fusing
+pays on the device at hand. `--attention` runs the arms under each of the model's attention
+implementations (torch's SDPA has no vmap batching rule on every device; eager attention is
+plain matrix products, which vmap batches). Only speed is measured here; that a fused member
+trains as its solo run does is tests/finetune/test_fused.py's.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+from argparse import Namespace
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+import transformers
+
+from packed_sweep import build_checkpoint
+from train_throughput import _matmul_peak, _non_embedding_parameters
+
+from stability.core.config import compose_config
+from stability.core.schemas.train import train_settings
+from stability.data.container import texts
+from stability.data.loading import load_run_datasets
+from stability.finetune.batching import collate, epoch_batches
+from stability.finetune.encoding import EncodedSplit, encode
+from stability.finetune.fused import FusedMembers, build_members, collate_members
+from stability.finetune.loop import to_device, train_step
+from stability.finetune.modeling import build_model, load_tokenizer
+from stability.finetune.precision import forget_previous_precision
+from stability.finetune.recipe import prepare
+
+# the benchmark's precisions as trainer.mixed_precision takes them
+PRECISIONS = {"fp32": "no", "bf16": "bf16"}
+# a run of the study's recipe (jiant: 7,000 steps of batch 4)
+STUDY_RUN_EXAMPLES = 28_000
+
+
+@dataclass
+class Arm:
+    """One timed arm: how K seeds were trained and what it measured."""
+
+    engine: str
+    precision: str
+    attention: str
+    members: int
+    steps: int
+    examples: int
+    seconds: float
+    examples_per_second: float
+    study_runs_per_hour: float
+    padding_share: float
+    mfu: float
+
+
+def step_batches(split: EncodedSplit, batch_size: int, seed_order: int, steps: int) -> list[np.ndarray]:
+    """The first `steps` batches a run of `seed_order` trains on, epoch after epoch, full batches only
+    (every member steps on as many examples)."""
+    batches: list[np.ndarray] = []
+    epoch = 1
+    while len(batches) < steps:
+        batches += [b for b in epoch_batches(split.lengths, batch_size, seed_order, epoch, True) if len(b) == batch_size]
+        epoch += 1
+    return batches[:steps]
+
+
+def _synchronised(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _timed_steps(step: Callable[[int], tuple[int, int]], warmup: int, steps: int,
+                 device: torch.device) -> tuple[float, int, int]:
+    """Run `warmup` untimed then `steps` timed calls of step(i) -> (real tokens, stepped tokens);
+    the timed seconds and both token counts."""
+    for i in range(warmup):
+        step(i)
+    _synchronised(device)
+    real = stepped = 0
+    started = time.perf_counter()
+    for i in range(warmup, warmup + steps):
+        got_real, got_stepped = step(i)
+        real, stepped = real + got_real, stepped + got_stepped
+    _synchronised(device)
+    return time.perf_counter() - started, real, stepped
+
+
+def solo_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
+             device: torch.device) -> tuple[float, int, int]:
+    """The seeds one after another through the solo loop's step; summed seconds and tokens."""
+    from accelerate import Accelerator
+
+    seconds = real = stepped = 0
+    for seed in seeds:
+        model = build_model(settings.model, tokenizer, seed)
+        model.set_attn_implementation(args.current_attention)
+        batches = step_batches(split, settings.trainer.batch_size, seed, args.warmup + args.steps)
+        recipe = prepare(model, settings.trainer, len(batches), seed * 1000)
+        forget_previous_precision()
+        accelerator = Accelerator(cpu=device.type == "cpu", mixed_precision=settings.trainer.mixed_precision)
+        model, optimizer = accelerator.prepare(model, recipe.optimizer)
+        model.train()
+
+        def step(i: int) -> tuple[int, int]:
+            batch = to_device(collate(split, batches[i], tokenizer.pad_token_id), device)
+            train_step(model, batch, optimizer, recipe, accelerator, settings.trainer.max_grad_norm)
+            return int(batch["attention_mask"].sum()), batch["attention_mask"].numel()
+
+        took, got_real, got_stepped = _timed_steps(step, args.warmup, args.steps, device)
+        seconds, real, stepped = seconds + took, real + got_real, stepped + got_stepped
+    return seconds, real, stepped
+
+
+def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
+              device: torch.device) -> tuple[float, int, int]:
+    """The seeds as one FusedMembers, each member on its own seed's batches."""
+    members = build_members(settings.model, tokenizer, settings.trainer, seeds)
+    for member in members:
+        member.set_attn_implementation(args.current_attention)
+        member.to(device)
+    orders = [step_batches(split, settings.trainer.batch_size, seed, args.warmup + args.steps) for seed in seeds]
+    fused = FusedMembers(members, settings.trainer, len(orders[0]))
+    fused.train()
+
+    def step(i: int) -> tuple[int, int]:
+        batch = {key: value.to(device) for key, value in
+                 collate_members(split, [order[i] for order in orders], tokenizer.pad_token_id).items()}
+        fused.step(batch)
+        return int(batch["attention_mask"].sum()), batch["attention_mask"].numel()
+
+    return _timed_steps(step, args.warmup, args.steps, device)
+
+
+def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
+            device: torch.device, parameters: int, peak: float) -> Arm:
+    arm = solo_arm if engine == "solo" else fused_arm
+    at_precision = replace(settings, trainer=replace(settings.trainer, mixed_precision=PRECISIONS[precision]))
+    seconds, real, stepped = arm(at_precision, tokenizer, split, list(range(members)), args, device)
+    examples = members * args.steps * settings.trainer.batch_size
+    rate = examples / seconds
+    return Arm(engine, precision, args.current_attention, members, args.steps, examples, seconds, rate,
+               rate * 3600 / STUDY_RUN_EXAMPLES, 1 - real / stepped, 6 * parameters * real / seconds / peak)
+
+
+def _print_table(arms: list[Arm]) -> None:
+    print("| precision | attention | K | engine | examples/s | study runs/hour | padding | MFU | fused / solo |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|")
+    solo = {(a.precision, a.attention, a.members): a for a in arms if a.engine == "solo"}
+    for a in arms:
+        ratio = f"{a.examples_per_second / solo[a.precision, a.attention, a.members].examples_per_second:.2f}" \
+            if a.engine == "fused" else ""
+        print(f"| {a.precision} | {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} | {a.study_runs_per_hour:.1f} "
+              f"| {a.padding_share:.1%} | {a.mfu:.2%} | {ratio} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--shape", choices=("mbert", "small"), default="mbert")
+    parser.add_argument("--pieces", type=int, default=8_000, help="word pieces learnt from the text")
+    parser.add_argument("--lang", default="fr")
+    parser.add_argument("--samples", type=int, default=1_000, help="training examples the batches are drawn from")
+    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4], help="seeds fused (and trained solo)")
+    parser.add_argument("--steps", type=int, default=30, help="timed optimiser steps per seed")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps per seed before them")
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--attention", nargs="+", choices=("sdpa", "eager"), default=["sdpa"])
+    parser.add_argument("--precisions", nargs="+", choices=tuple(PRECISIONS), default=["fp32"])
+    parser.add_argument("--json", type=Path, default=None, help="also write every figure to this file")
+    args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no CUDA device here; pass --device cpu")
+    if min(args.ks) < 1 or args.steps < 1 or args.warmup < 0:
+        parser.error("--ks and --steps must be at least 1, --warmup at least 0")
+    transformers.logging.set_verbosity_error()    # each solo model's load report
+    device = torch.device(args.device)
+    name = torch.cuda.get_device_name() if args.device == "cuda" else f"CPU, {len(os.sched_getaffinity(0))} cores"
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "model"
+        shape = Namespace(lang=args.lang, samples=args.samples, data_root=None, shape=args.shape, pieces=args.pieces)
+        total, mean_tokens = build_checkpoint(shape, folder)
+        settings = train_settings(compose_config([
+            f"lang={args.lang}", "data.source=builtin", f"data.max_train_samples={args.samples}",
+            f"model.name={folder}", "model.kind=pretrained", f"trainer.batch_size={args.batch_size}",
+            f"paths.cache_dir={Path(tmp) / 'cache'}"]))
+        data = load_run_datasets(settings)
+        tokenizer = load_tokenizer(settings.model, texts([data.train]), Path(tmp) / "cache")
+        split, _ = encode(data.train, tokenizer, settings.data.max_length, None)
+        parameters = _non_embedding_parameters(build_model(settings.model, tokenizer, 0))
+        peaks = {precision: _matmul_peak(device, precision) for precision in args.precisions}
+        peak_line = ", ".join(f"{precision} {peak / 1e12:.3f} TFLOP/s" for precision, peak in peaks.items())
+        print(f"device: {name}; model: {args.shape} shape, {total / 1e6:.1f}M parameters ({parameters / 1e6:.1f}M "
+              f"outside the embeddings), random weights, {mean_tokens:.1f} tokens per training pair; "
+              f"batch_size={args.batch_size} steps={args.steps} (+{args.warmup} warm-up) per seed; matmul peak "
+              f"{peak_line}; load average {os.getloadavg()[0]:.2f}", flush=True)
+        arms: list[Arm] = []
+        for precision, attention in itertools.product(args.precisions, args.attention):
+            args.current_attention = attention
+            for members in args.ks:
+                for engine in ("solo", "fused"):
+                    arm = measure(engine, precision, settings, tokenizer, split, members, args, device, parameters,
+                                  peaks[precision])
+                    arms.append(arm)
+                    print(f"{precision} {attention} K={members} {engine}: {arm.examples_per_second:.1f} examples/s "
+                          f"({arm.seconds:.1f} s)", flush=True)
+                    if args.json:
+                        args.json.write_text(json.dumps({"device": name, "parameters": total,
+                                                         "non_embedding_parameters": parameters, "peak_flops": peaks,
+                                                         "arguments": {k: v for k, v in vars(args).items()
+                                                                       if k != "current_attention"},
+                                                         "arms": [asdict(a) for a in arms]}, indent=2, default=str))
+    _print_table(arms)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (other jobs' load spoils every figure)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Training fused seeds: K members (`fused.FusedMembers`) stepped together epoch after epoch, each
+validated after every epoch and early-stopping on its own validation accuracy (patience, and jiant's
+plateau rule with its min_lr) as its solo run (`loop.train`) does; a member that stops is frozen in
+the stack while the others train on."""
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from accelerate import Accelerator
+from transformers import PreTrainedModel
+
+from stability.core.errors import UserError
+from stability.core.metrics import accuracy
+from stability.core.records import labels_from_probability
+from stability.core.schemas.train import TrainConfig
+from stability.finetune.batching import epoch_batches
+from stability.finetune.encoding import EncodedSplit
+from stability.finetune.fused import FusedMembers, collate_members
+from stability.finetune.loop import TrainResult, to_device
+
+
+@dataclass
+class _Member:
+    """One member's early stopping: its log and best weights, and the validations since its best."""
+
+    result: TrainResult = field(default_factory=TrainResult)
+    best_weights: dict[str, torch.Tensor] | None = None
+    stale: int = 0
+
+    def validated(self, entry: dict, model: Callable[[], PreTrainedModel]) -> None:
+        """Log a validation; keep the weights of `model()` when it is the best so far, else count it as stale."""
+        self.result.log.append(entry)
+        self.result.epochs_trained = entry["epoch"]
+        if entry["val_accuracy"] > self.result.best_val_accuracy:
+            self.result.best_val_accuracy, self.result.best_epoch = entry["val_accuracy"], entry["epoch"]
+            self.best_weights = copy.deepcopy(model().state_dict())
+            self.stale = 0
+        else:
+            self.stale += 1
+
+
+def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int], seeds_order: Sequence[int],
+                  train_split: EncodedSplit, val_split: EncodedSplit, settings: TrainConfig, accelerator: Accelerator,
+                  pad_id: int, name: str = "fused") -> list[TrainResult]:
+    """Train the members (built by `fused.build_members` from `seeds_init`) up to max_epochs, member k
+    on the batches of `seeds_order[k]`; validate each member after every epoch and stop it after
+    `patience` validations without a better accuracy or once its plateau rule takes its rate below
+    min_lr; leave each member holding its best validation's
+    weights. Validation passes each batch of the solo run's (`batching.eval_batches`) once through all
+    members (`FusedMembers.predict_entailment_probability`)."""
+    trainer = settings.trainer
+    if trainer.validation_steps is not None:
+        raise UserError(f"fused seeds validate after each epoch, not every trainer.eval_every={trainer.eval_every} steps",
+                        fix="trainer.eval_every=epoch, or train these seeds one by one")
+    if accelerator.num_processes > 1:
+        raise UserError(f"fused seeds train in one process, not {accelerator.num_processes}",
+                        fix="run without accelerate launch, or train these seeds one by one")
+    steps_per_epoch = len(epoch_batches(train_split.lengths, trainer.batch_size, seeds_order[0], 1,
+                                        trainer.group_by_length))
+    fused = FusedMembers([member.to(accelerator.device) for member in members], trainer, steps_per_epoch)
+    tracks = [_Member() for _ in members]
+    started = time.perf_counter()
+    for epoch in range(1, trainer.max_epochs + 1):
+        segment_start = time.perf_counter()
+        # every member's dropout from one stream, restarted at each epoch as `loop.train` restarts a run's
+        torch.manual_seed(int(np.random.SeedSequence([*seeds_init, epoch]).generate_state(1)[0]))
+        fused.train()
+        orders = [epoch_batches(train_split.lengths, trainer.batch_size, seed, epoch, trainer.group_by_length)
+                  for seed in seeds_order]
+        loss_sum = torch.zeros(len(members), device=accelerator.device)
+        for step_indices in zip(*orders):
+            losses, _, _ = fused.step(to_device(collate_members(train_split, step_indices, pad_id), accelerator.device))
+            loss_sum += losses
+        probs = fused.predict_entailment_probability(val_split, trainer.eval_batch_size, pad_id,
+                                                     trainer.eval_tokens_per_batch)
+        for member, track in enumerate(tracks):
+            if fused.stopped[member]:
+                continue
+            entry = {"epoch": epoch, "loss": loss_sum[member].item() / len(orders[member]),
+                     "val_accuracy": accuracy(val_split.labels.tolist(), labels_from_probability(probs[member]).tolist()),
+                     "seconds": time.perf_counter() - segment_start}
+            track.validated(entry, lambda: fused.load_member(member, members[member]))
+            track.result.seconds = time.perf_counter() - started
+            below_min_lr = fused.after_validation(member, entry["val_accuracy"])
+            if track.stale >= trainer.patience or below_min_lr:
+                fused.stop(member)
+        if fused.stopped.all():
+            break
+    for member, track in zip(members, tracks):
+        if track.best_weights is not None:
+            member.load_state_dict(track.best_weights)
+    return [track.result for track in tracks]

@@ -1,0 +1,63 @@
+"""benchmarks/fused_sweep.py, its CPU path: the batches each seed steps on, the arms it times and
+what it derives from them."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stability.finetune.encoding import EncodedSplit
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "fused_sweep.py"
+sys.path.append(str(SCRIPT.parent))  # last: benchmarks/probing.py must not hide the probing package
+import fused_sweep  # noqa: E402  (benchmarks/ is not a package)
+
+
+def test_each_seed_steps_on_full_batches_of_its_own_order_across_epochs():
+    lengths = np.arange(10, 20)     # 10 pairs: 2 full batches of 4 and a tail of 2 per epoch
+    split = EncodedSplit(input_ids=[np.ones(n, dtype=np.int64) for n in lengths],
+                         token_type_ids=[np.zeros(n, dtype=np.int64) for n in lengths], labels=np.zeros(10, dtype=np.int64))
+    batches = fused_sweep.step_batches(split, 4, seed_order=0, steps=5)
+    assert [len(b) for b in batches] == [4] * 5
+    epoch = [set(b) for b in batches[:2]]
+    assert not epoch[0] & epoch[1]       # one epoch's batches share no pair
+    assert fused_sweep.step_batches(split, 4, seed_order=0, steps=5)[4].tolist() == batches[4].tolist()
+    assert any(a.tolist() != b.tolist() for a, b in zip(batches, fused_sweep.step_batches(split, 4, 1, 5)))
+
+
+@pytest.mark.slow
+def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
+    figures = tmp_path / "figures.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--samples", "32",
+                           "--steps", "2", "--warmup", "1", "--ks", "1", "2", "--precisions", "fp32", "bf16",
+                           "--json", str(figures)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(figures.read_text())
+    everything = {(a["precision"], a["engine"], a["members"]): a for a in result["arms"]}
+    assert set(everything) == {(p, e, k) for p in ("fp32", "bf16") for e in ("solo", "fused") for k in (1, 2)}
+    arms = {(engine, members): arm for (precision, engine, members), arm in everything.items() if precision == "fp32"}
+    for (_, _, members), arm in everything.items():
+        assert arm["examples"] == members * 2 * 4
+        assert arm["examples_per_second"] == pytest.approx(arm["examples"] / arm["seconds"])
+        assert arm["study_runs_per_hour"] == pytest.approx(arm["examples_per_second"] * 3600 / 28_000)
+        assert 0 <= arm["padding_share"] < 1 and arm["mfu"] > 0
+    # one seed steps on the same batches solo and fused: the same padding
+    assert arms["fused", 1]["padding_share"] == pytest.approx(arms["solo", 1]["padding_share"])
+    # fused members are padded to the widest of the step's batches: never less padding than solo
+    assert arms["fused", 2]["padding_share"] >= arms["solo", 2]["padding_share"]
+    assert "| fp32 | sdpa | 2 | fused |" in done.stdout and "| bf16 | sdpa | 2 | fused |" in done.stdout
+    assert re.search(r"matmul peak fp32 [\d.]+ TFLOP/s, bf16 [\d.]+ TFLOP/s; load average [\d.]+\n", done.stdout)
+
+
+def test_wrong_arguments_are_refused_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--ks", "0", "2"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--ks and --steps must be at least 1" in done.stderr.splitlines()[-1]
