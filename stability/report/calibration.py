@@ -233,22 +233,57 @@ def design_labels(frame: pd.DataFrame) -> pd.Series:
     return frame["n_seeds"].astype(str).where(reference.isna(), pair)
 
 
-def aso_text(tests: pd.DataFrame, wanted: bool) -> str:
-    """Per design of the A/A rows of `tests`: the ε_min below which 5 % of A/A studies fall, beside
-    deepsig's 0.2 and its measured false-positive rate; or that no threshold holds 5 % there, so
-    ε_min cannot rank at that seed count. "" without ASO rows."""
-    aso = tests[tests["statistic"] == sim.ASO]
-    if aso.empty:
-        return ""
+def _aso_rows(tests: pd.DataFrame) -> pd.DataFrame:
+    return tests[(tests["statistic"] == sim.ASO) & (tests["measure"] == sim.FALSE_POSITIVES)]
+
+
+def aso_design_parts(tests: pd.DataFrame, none_holds: str = "") -> list[str]:
+    """Per design of the A/A ASO rows of `tests` one phrase: the ε_min below which 5 % of A/A studies
+    fall in every world, beside deepsig's 0.2 and its worst measured false-positive rate; or that no
+    threshold holds 5 % there, followed by `none_holds`."""
+    aso = _aso_rows(tests)
     parts = []
     for design, part in aso.assign(design=design_labels(aso)).groupby("design", sort=True):
         rate = part["measured"].max()
-        threshold = part["threshold"].min()
         if part["threshold"].isna().any():
             parts.append(f"at {design} seeds no ε_min threshold gives 5 % false positives (deepsig's "
-                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}), so ε_min cannot rank methods here")
+                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}){none_holds}")
         else:
-            parts.append(f"at {design} seeds ε_min < {threshold:.2g} gives 5 % false positives "
+            parts.append(f"at {design} seeds ε_min < {part['threshold'].min():.2g} gives 5 % false positives "
                          f"(deepsig's {sim.ASO_THRESHOLD:g}: {percent(rate)})")
+    return parts
+
+
+def aso_text(tests: pd.DataFrame, wanted: bool) -> str:
+    """The trust section's line on almost stochastic order (`aso_design_parts`, and that where no
+    threshold holds ε_min cannot rank); "" without ASO rows."""
+    parts = aso_design_parts(tests, ", so ε_min cannot rank methods here")
+    if not parts:
+        return ""
     used = "" if wanted else " (`aso=true` prints ε_min)"
     return "Almost stochastic order" + used + ": " + "; ".join(parts) + ".\n\n"
+
+
+@dataclass(frozen=True)
+class AsoThresholds:
+    """The calibrated ε_min thresholds of one compared pair (B against A): per (lang, level, category)
+    `eps_threshold`, the largest ε_min below which at most 5 % of A/A studies fall in every world
+    (NaN where in some world no threshold does), and the phrases per design (`aso_design_parts`)."""
+
+    table: pd.DataFrame
+    designs: list[str]
+
+
+def aso_thresholds(calibration: Calibration | None, condition: str, reference: str) -> AsoThresholds | None:
+    """The thresholds of `condition` against `reference` (calibration.csv's pair rows); None where
+    the calibration has none (calibration_sims=0, or a pair it does not simulate)."""
+    if calibration is None:
+        return None
+    table = calibration.table
+    aso = _aso_rows(table[(table["condition"] == condition) & (table["reference"] == reference)])
+    if aso.empty:
+        return None
+    by = ["lang", *CELL]
+    grouped = aso.groupby(by, sort=True)["threshold"]
+    threshold = grouped.min().where(~grouped.apply(lambda values: values.isna().any()))
+    return AsoThresholds(threshold.rename("eps_threshold").reset_index(), aso_design_parts(aso))
