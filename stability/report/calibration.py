@@ -287,3 +287,27 @@ def aso_thresholds(calibration: Calibration | None, condition: str, reference: s
     grouped = aso.groupby(by, sort=True)["threshold"]
     threshold = grouped.min().where(~grouped.apply(lambda values: values.isna().any()))
     return AsoThresholds(threshold.rename("eps_threshold").reset_index(), aso_design_parts(aso))
+
+
+def seed_half_label(calibration: Calibration | None, statistic: str, *, condition: str | None = None,
+                    reference: str = "") -> str:
+    """How a multi-bootstrap table names its interval (`statistic` `sim.MEAN` or `sim.DELTA`): its seed half
+    is the percentile bootstrap over seeds, whose coverage the calibration measures (items are not
+    simulated): "seed half: percentile bootstrap, measured ≥ 73 % at 3 seeds" (the lowest over the overall
+    cells of the condition(s), or of the pair `condition` against `reference`, in the deciding worlds),
+    with a warning below `FLOOR`; or that it was not simulated."""
+    if calibration is None:
+        return "seed half not simulated (calibration_sims=0)"
+    table = calibration.table
+    rows = table[(table["statistic"] == statistic) & (table["method"] == "percentile")
+                 & (table["measure"] == sim.COVERAGE) & table["world"].isin(DECIDING_WORLDS)
+                 & (table["level"] == "all") & (table["reference"] == reference)]
+    if condition is not None:
+        rows = rows[rows["condition"] == condition]
+    if rows.empty:
+        return "seed half not simulated"
+    worst = rows.loc[rows["measured"].idxmin()]
+    designs = ", ".join(sorted(set(design_labels(rows)), key=lambda label: [int(n) for n in label.split(" vs ")]))
+    flag = f", below {percent(sim.FLOOR)}: too narrow" if worst["measured"] < sim.FLOOR else ""
+    return (f"seed half: percentile bootstrap, measured {'≥ ' if len(rows) > 1 else ''}{percent(worst['measured'])}"
+            f" at {designs} seeds{flag}")

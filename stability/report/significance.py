@@ -138,10 +138,11 @@ def family_text(tests: pd.DataFrame, keys: Sequence[str], what: str) -> str:
 
 
 def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, confidence: float, note: str,
-                   csv: str) -> str:
+                   csv: str, coverage: str) -> str:
     """The body of a tests section: the corrected family, a row per `keys` value (cells tested,
     significant before and after adjustment, ε_min counts), then the cells with the smallest
-    BH-adjusted p-values."""
+    BH-adjusted p-values; `coverage` names the Δ interval's measured coverage in its header
+    (`report.calibration.seed_half_label`)."""
     aso = "eps_min_b_over_a" in tests.columns
     calibrated = THRESHOLD in tests.columns
     directions = [f"ε_min({b} over {a})", f"ε_min({a} over {b})"]
@@ -169,7 +170,7 @@ def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, con
             f"Δ with its {level} multi-bootstrap interval and the two-sided bootstrap p-value; every cell in "
             f"`{csv}`. {note}\n\n" + table(header, groups)
             + f"\nThe {len(listed)} cells with the smallest BH-adjusted p:\n\n"
-            + table([*keys, "level", "category", f"ΔMCC [{level} CI]", "p", "p Holm", "p BH",
+            + table([*keys, "level", "category", f"ΔMCC [{level} multi-bootstrap CI; {coverage}]", "p", "p Holm", "p BH",
                      *(directions if aso else []), *(["ε_min threshold (5 % A/A)"] if aso and calibrated else [])],
                     rows))
 

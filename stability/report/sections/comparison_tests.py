@@ -3,11 +3,12 @@ over all cells of the comparison (Holm, BH) and, with `aso=true`, almost stochas
 dominance below the ε_min threshold calibrated at each cell's design."""
 from __future__ import annotations
 
-from stability.report.calibration import aso_thresholds
+from stability.report.calibration import aso_thresholds, seed_half_label
 from stability.report.compare import Condition
 from stability.report.context import Context
 from stability.report.section import Built
 from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
+from stability.statistics.calibration import DELTA
 from stability.statistics.seeds import condition_name
 
 FILE = "delta_tests.csv"
@@ -30,5 +31,6 @@ def build(context: Context) -> Built | None:
     text = (f"## Tests: {b} − {a}\n\nPer (language, category): ΔMCC = {b} − {a} on the diagnostic items both "
             "conditions scored (paired over items, seeds drawn independently). "
             + tests_markdown(dominance.table, ["lang"], a, b, options.confidence,
-                             dominance.note, FILE))
+                             dominance.note, FILE,
+                             seed_half_label(context.calibration, DELTA, condition=b, reference=a)))
     return Built(text, {FILE: dominance.table})

@@ -30,5 +30,5 @@ def build(context: Context) -> Built | None:
             "on the diagnostic items both languages have (matched by `idx`: the same sentence pair translated; "
             "paired over items, each language's seeds drawn on their own). "
             + tests_markdown(shown, ["condition"], a, b, options.confidence,
-                             dominance.note, FILE))
+                             dominance.note, FILE, "seed half not simulated for language pairs"))
     return Built(text, {FILE: dominance.table})
