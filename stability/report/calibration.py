@@ -26,6 +26,7 @@ import pandas as pd
 
 from stability.report.compare import Condition
 from stability.statistics import calibration as sim
+from stability.statistics.fisher_calibration import FeatureDesign, calibrate_features
 from stability.statistics.intervals import std_interval_of, std_ratio_interval_of
 from stability.statistics.seeds import GROUP_KEY, condition_name
 from stability.statistics.spread import MIN_SEEDS, std_interval, std_ratio_interval
@@ -39,6 +40,8 @@ COLUMNS = [*KEY, "n_seeds", "n_seeds_reference", *sim.CALIBRATION_COLUMNS]
 CHOICE_COLUMNS = [*KEY, "statistic", "method", "coverage", "mc_high", "world", "usable", "seeds_needed"]
 DECIDING_WORLDS = ("normal", "heavy", "failed")
 INTERVALS = (sim.SIGMA, sim.MEAN, sim.FAILED_RATE, sim.RATIO, sim.DELTA)
+ITEM_SIMS = 200   # simulated studies of the item-level tests at most (Monte-Carlo error ± 3 % near 5 %)
+FEATURES = ("data map", "ambiguous share by feature")   # (level, category) of the data maps' Fisher rows
 TOO_FEW = "too few seeds"
 UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
 METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
@@ -311,3 +314,20 @@ def seed_half_label(calibration: Calibration | None, statistic: str, *, conditio
     flag = f", below {percent(sim.FLOOR)}: too narrow" if worst["measured"] < sim.FLOOR else ""
     return (f"seed half: percentile bootstrap, measured {'≥ ' if len(rows) > 1 else ''}{percent(worst['measured'])}"
             f" at {designs} seeds{flag}")
+
+
+def with_feature_tests(calibration: Calibration, designs: dict[tuple[str, str, str], FeatureDesign],
+                       seeds: dict[tuple[str, str, str], list[int]], *, sims: int, random_state: int) -> Calibration:
+    """`calibration` plus the A/A false-positive rates of the data maps' Fisher tests per group
+    (`statistics.fisher_calibration`), at most `ITEM_SIMS` studies per item world: an item-level study
+    tests every feature of thousands of items, and the Fisher rows need no finer rate than ± 3 %."""
+    rng = np.random.default_rng([random_state, 1])
+    frames = [calibration.table]
+    for (lang, setup, variant), design in sorted(designs.items()):
+        rows = calibrate_features(design, sims=min(sims, ITEM_SIMS), rng=rng)
+        frames.append(rows.assign(lang=lang, condition=condition_name(setup, variant), reference="",
+                                  level=FEATURES[0], category=FEATURES[1],
+                                  n_seeds=len(seeds.get((lang, setup, variant), [])), n_seeds_reference=np.nan)[COLUMNS])
+    if len(frames) == 1:
+        return calibration
+    return Calibration(pd.concat(frames, ignore_index=True), calibration.choices, calibration.sims)
