@@ -3,8 +3,8 @@ calibration.csv, and per cell the interval method the tables print.
 
 The *design* comes from the runs: per condition (lang, setup, variant) and cell (overall, coarse,
 fine category with items) its seed count, its seeds' scores and failed verdicts; per compared pair
-(a method against the reference of "Which method stabilises what", and `compare=[A,B]` per
-language) both sides'. Cells are simulated in batches of equal seed counts, every world fitted to
+(a method against the reference of "Which method stabilises what", `compare=[A,B]` per
+language, and `compare_langs=[A,B]` per condition) both sides'. Cells are simulated in batches of equal seed counts, every world fitted to
 each cell, `calibration_sims` studies per world, seeded by `random_state`.
 
 *The choice*: per cell and interval (σ, σ ratio, mean, Δ, failed rate) each method's coverage is
@@ -88,26 +88,38 @@ def _fit(rows: pd.DataFrame, suffix: str = "") -> sim.Fit:
     return sim.fit(np.stack(rows[f"scores{suffix}"].to_list()), np.stack(rows[f"failed{suffix}"].to_list()))
 
 
+def language_reference(lang: str, condition: str) -> str:
+    """calibration.csv's `reference` of a language pair's row: "fr · rte" (its `lang` is the other language)."""
+    return f"{lang} · {condition}"
+
+
 def _pairs(cells: pd.DataFrame, results: pd.DataFrame, references: dict[tuple[str, str], str],
-           compare: list[str] | None) -> pd.DataFrame:
+           compare: list[str] | None, compare_langs: list[str] | None = None) -> pd.DataFrame:
     """Rows of (reference side, method side) cells: every other variant of a (lang, setup) against
-    its reference (`references`, as "Which method stabilises what" picks them), and
-    `compare=[A,B]`'s B against A per language."""
+    its reference (`references`, as "Which method stabilises what" picks them), `compare=[A,B]`'s B
+    against A per language, and `compare_langs=[A,B]`'s language B against A per condition (`lang` B,
+    `reference` `language_reference(A, condition)`)."""
     wanted = []
     for (lang, setup), chosen in references.items():
         others = sorted(set(results.loc[(results["lang"] == lang) & (results["setup"] == setup), "variant"]) - {chosen})
-        wanted += [(lang, (setup, chosen), (setup, other)) for other in others]
+        wanted += [((lang, (setup, chosen)), (lang, (setup, other))) for other in others]
     if compare:
         a, b = (Condition.parse(text).key for text in compare)
-        wanted += [(lang, a, b) for lang in sorted(set(results["lang"]))]
+        wanted += [((lang, a), (lang, b)) for lang in sorted(set(results["lang"]))]
+    if compare_langs:
+        first, second = compare_langs
+        conditions = sorted(set(zip(results["setup"], results["variant"])))
+        wanted += [((first, condition), (second, condition)) for condition in conditions]
     frames = []
-    for lang, first, second in dict.fromkeys(wanted):
+    for (lang_a, first), (lang_b, second) in dict.fromkeys(wanted):
         side_a, side_b = (cells[(cells["lang"] == lang) & (cells["setup"] == setup) & (cells["variant"] == variant)]
-                          [[*CELL, "scores", "failed"]] for setup, variant in (first, second))
+                          [[*CELL, "scores", "failed"]] for lang, (setup, variant) in ((lang_a, first), (lang_b, second)))
         merged = side_a.merge(side_b, on=CELL, suffixes=("_a", "_b"))
         if merged.empty:
             continue
-        frames.append(merged.assign(lang=lang, condition=condition_name(*second), reference=condition_name(*first)))
+        reference = (condition_name(*first) if lang_a == lang_b
+                     else language_reference(lang_a, condition_name(*first)))
+        frames.append(merged.assign(lang=lang_b, condition=condition_name(*second), reference=reference))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -123,7 +135,7 @@ def _batched(frame: pd.DataFrame, sizes: list[str], run) -> pd.DataFrame:
 
 def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[tuple[str, str], str],
               compare: list[str] | None, sims: int, confidence: float, aso_iterations: int,
-              random_state: int, bootstrap: int) -> Calibration:
+              random_state: int, bootstrap: int, compare_langs: list[str] | None = None) -> Calibration:
     """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds;
     with `bootstrap=0` the report computes no percentile interval, so none is chosen."""
     started = time.perf_counter()
@@ -136,7 +148,7 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
     single = single.join(cells[["lang", "setup", "variant", *CELL, "n"]], on="row")
     single = single.assign(condition=[condition_name(s, v) for s, v in zip(single["setup"], single["variant"])],
                            reference="", n_seeds=single["n"], n_seeds_reference=np.nan)
-    pairs = _pairs(cells.drop(columns="n"), results, references, compare)
+    pairs = _pairs(cells.drop(columns="n"), results, references, compare, compare_langs)
     frames = [single]
     if not pairs.empty:
         pairs = pairs.assign(n_a=pairs["scores_a"].map(len), n_b=pairs["scores_b"].map(len))
@@ -283,28 +295,51 @@ def aso_thresholds(calibration: Calibration | None, condition: str, reference: s
     if calibration is None:
         return None
     table = calibration.table
-    aso = _aso_rows(table[(table["condition"] == condition) & (table["reference"] == reference)])
+    return _thresholds(_aso_rows(table[(table["condition"] == condition) & (table["reference"] == reference)]),
+                       ["lang"])
+
+
+def language_aso_thresholds(calibration: Calibration | None, a: str, b: str) -> AsoThresholds | None:
+    """The thresholds of language `b` against `a` per condition, keyed by (setup, variant, level, category)."""
+    if calibration is None:
+        return None
+    aso = _aso_rows(language_rows(calibration.table, a, b))
+    keys = [Condition.parse(name).key for name in aso["condition"]]
+    return _thresholds(aso.assign(setup=[key[0] for key in keys], variant=[key[1] for key in keys]),
+                       ["setup", "variant"])
+
+
+def language_rows(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """calibration.csv's rows of language `b` against `a` (`compare_langs=[a,b]`), every condition."""
+    references = [language_reference(a, condition) for condition in table["condition"]]
+    return table[(table["lang"] == b) & (table["reference"] == references)]
+
+
+def _thresholds(aso: pd.DataFrame, keys: list[str]) -> AsoThresholds | None:
     if aso.empty:
         return None
-    by = ["lang", *CELL]
-    grouped = aso.groupby(by, sort=True)["threshold"]
+    grouped = aso.groupby([*keys, *CELL], sort=True)["threshold"]
     threshold = grouped.min().where(~grouped.apply(lambda values: values.isna().any()))
     return AsoThresholds(threshold.rename("eps_threshold").reset_index(), aso_design_parts(aso))
 
 
 def seed_half_label(calibration: Calibration | None, statistic: str, *, condition: str | None = None,
-                    reference: str = "") -> str:
+                    reference: str = "", languages: tuple[str, str] | None = None) -> str:
     """How a multi-bootstrap table names its interval (`statistic` `sim.MEAN` or `sim.DELTA`): its seed half
     is the percentile bootstrap over seeds, whose coverage the calibration measures (items are not
     simulated): "seed half: percentile bootstrap, measured ≥ 73 % at 3 seeds" (the lowest over the overall
-    cells of the condition(s), or of the pair `condition` against `reference`, in the deciding worlds),
-    with a warning below `FLOOR`; or that it was not simulated."""
+    cells of the condition(s), of the pair `condition` against `reference`, or of the language pair
+    `languages` (A, B), in the deciding worlds), with a warning below `FLOOR`; or that it was not simulated."""
     if calibration is None:
         return "seed half not simulated (calibration_sims=0)"
     table = calibration.table
+    if languages is not None:
+        table, reference = language_rows(table, *languages), None
     rows = table[(table["statistic"] == statistic) & (table["method"] == "percentile")
                  & (table["measure"] == sim.COVERAGE) & table["world"].isin(DECIDING_WORLDS)
-                 & (table["level"] == "all") & (table["reference"] == reference)]
+                 & (table["level"] == "all")]
+    if reference is not None:
+        rows = rows[rows["reference"] == reference]
     if condition is not None:
         rows = rows[rows["condition"] == condition]
     if rows.empty:

@@ -108,7 +108,7 @@ class Context:
         calibration = calibrate(self.results, self.failed, references=references, compare=options.compare,
                                 sims=options.calibration_sims, confidence=options.confidence,
                                 aso_iterations=options.aso_iterations, random_state=options.random_state,
-                                bootstrap=options.bootstrap)
+                                bootstrap=options.bootstrap, compare_langs=options.compare_langs)
         if not self.dynamics:
             return calibration
         return with_feature_tests(calibration, self.feature_shares.designs, self.data_maps.seeds,

@@ -15,8 +15,8 @@ from stability.report.cli import main
 from stability.report import significance
 from stability.report.significance import THRESHOLD
 
-ARGS = ["bootstrap=200", "figures=false", "compare=[rte,rte+mnli10000]", "aso=true", "aso_iterations=10",
-        "random_state=4"]
+ARGS = ["bootstrap=200", "figures=false", "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]", "aso=true",
+        "aso_iterations=10", "random_state=4"]
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,24 @@ def test_each_cell_carries_the_threshold_of_its_design_from_calibration_csv(cali
     assert simulated > 0.8 * len(compared)
 
 
+def test_language_pairs_carry_the_threshold_of_their_own_rows(calibrated):
+    tests = pd.read_csv(calibrated / "lang_tests.csv", keep_default_na=False, na_values=[""])
+    calibration = pd.read_csv(calibrated / "calibration.csv", keep_default_na=False, na_values=[""])
+    # de against fr per condition: rows with lang de and reference "fr · <condition>"
+    aso = calibration[(calibration["statistic"] == "ASO ε_min") & (calibration["lang"] == "de")
+                      & calibration["reference"].isin(["fr · rte", "fr · rte+mnli10000"])]
+    assert set(aso["condition"]) == {"rte", "rte+mnli10000"}
+    compared = tests[tests["eps_min_b_over_a"].notna()]
+    assert len(compared) == 74
+    for row in compared.itertuples():
+        worlds = aso[(aso["condition"] == row.setup) & (aso["level"] == row.level) & (aso["category"] == row.category)]
+        expected = np.nan if worlds.empty or worlds["threshold"].isna().any() else worlds["threshold"].min()
+        assert getattr(row, THRESHOLD) == pytest.approx(expected, nan_ok=True)
+    text = (calibrated / "report.md").read_text(encoding="utf-8")
+    section = text[text.index("## Tests: de − fr"):].split("\n## ")[0]
+    assert "seed half: percentile bootstrap, measured" in section and "no threshold at this design" in section
+
+
 def test_at_three_seeds_no_cell_counts_as_dominance_and_the_text_says_why(calibrated):
     tests = pd.read_csv(calibrated / "delta_tests.csv")
     compared = tests[tests["eps_min_b_over_a"].notna()]
@@ -81,8 +99,8 @@ def test_a_cell_counts_only_below_its_own_threshold():
     assert "| ε_min(B over A) < calibrated threshold | ε_min(A over B) < calibrated threshold | " \
            "no threshold at this design |" in text
     assert "| fr | 4 | 0 | 0 | 0 | 1 | 1 | 1 |" in text
-    uncalibrated = significance.tests_markdown(tests.drop(columns=THRESHOLD), ["lang"], "A", "B", 0.95, "", "delta_tests.csv",
-                                                 "")
+    uncalibrated = significance.tests_markdown(tests.drop(columns=THRESHOLD), ["lang"], "A", "B", 0.95, "",
+                                               "delta_tests.csv", "")
     assert "| fr | 4 | 0 | 0 | 0 | 3 | 1 |" in uncalibrated and "< 0.2 (deepsig's, uncalibrated)" in uncalibrated
 
 

@@ -91,6 +91,18 @@ def test_every_interval_header_names_its_method_and_measured_coverage(report, re
                 assert all(int(value) >= 90 for value in per_cell), cell
 
 
+def test_the_language_comparison_names_the_seed_half_of_its_own_pairs(compared):
+    calibration = pd.read_csv(compared / "calibration.csv", keep_default_na=False, na_values=[""])
+    pairs = calibration[(calibration["lang"] == "de") & calibration["reference"].str.startswith("fr · ")
+                        & (calibration["statistic"] == "Δ mean") & (calibration["method"] == "percentile")
+                        & (calibration["level"] == "all") & calibration["world"].isin(["normal", "heavy", "failed"])]
+    assert len(pairs) >= 4
+    worst = 100 * pairs["measured"].min()
+    headers = [name for name, _ in _interval_columns(compared) if name.startswith("ΔMCC")]
+    assert f"ΔMCC [95% multi-bootstrap CI; seed half: percentile bootstrap, measured ≥ {worst:.0f} % at 3 vs 3 seeds" \
+        in headers[-1]
+
+
 def test_too_few_seeds_rows_and_the_stabilisers_figure_title(stabilisers):
     table = pd.read_csv(stabilisers / "stabilizers.csv", keep_default_na=False, na_values=[""])
     # at 3 seeds with a failed run, fr's σ intervals have no method reaching 90 %: the section says so per row
