@@ -42,6 +42,7 @@ DECIDING_WORLDS = ("normal", "heavy", "failed")
 INTERVALS = (sim.SIGMA, sim.MEAN, sim.FAILED_RATE, sim.RATIO, sim.DELTA)
 ITEM_SIMS = 200   # simulated studies of the item-level tests at most (Monte-Carlo error ± 3 % near 5 %)
 FEATURES = ("data map", "ambiguous share by feature")   # (level, category) of the data maps' Fisher rows
+FAMILY_LEVEL, FAMILY_CELLS = "family", "all cells"   # calibration.csv's level and category of a whole family
 TOO_FEW = "too few seeds"
 UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
 METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
@@ -157,12 +158,43 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
             aso_iterations=aso_iterations))
         paired = paired.join(pairs[["lang", "condition", "reference", *CELL, "n_a", "n_b"]], on="row")
         frames.append(paired.assign(n_seeds=paired["n_b"], n_seeds_reference=paired["n_a"]))
+        frames += _families(pairs, compare, compare_langs, sims=sims, rng=rng)
     table = pd.concat(frames, ignore_index=True)[COLUMNS].astype({"n_seeds": int})
     choices = choose(table if bootstrap else table[table["method"] != "percentile"])
     choices = _with_seeds_needed(choices, cells, sims=sims, confidence=confidence, rng=rng)
     log.info("calibration: %d cells, %d pairs, %d simulations per world in %.1f s", len(cells), len(pairs), sims,
              time.perf_counter() - started)
     return Calibration(table, choices, sims)
+
+
+def _families(pairs: pd.DataFrame, compare: list[str] | None, compare_langs: list[str] | None, *, sims: int,
+              rng: np.random.Generator) -> list[pd.DataFrame]:
+    """The whole-family A/A rows of the tests sections (`sim.family_false_positives`): `compare=[A,B]`'s
+    family, every (language, category) cell (`lang` "all languages"), and `compare_langs=[A,B]`'s, every
+    (condition, category) cell (`condition` "all conditions", `reference` "A · all conditions"); `level`
+    "family", `category` "all cells"."""
+    families = []
+    if compare:
+        a, b = (str(Condition.parse(text)) for text in compare)
+        families.append((pairs[(pairs["condition"] == b) & (pairs["reference"] == a)], "all languages", b, a))
+    if compare_langs:
+        a, b = compare_langs
+        families.append((language_rows(pairs, a, b), b, "all conditions", language_reference(a, "all conditions")))
+    frames = []
+    for rows, lang, condition, reference in families:
+        units = []
+        for _, unit in rows.groupby(["lang", "condition", "reference"], sort=True):
+            runs = unit["n_a"].max()
+            unit = unit[(unit["n_a"] == runs) & (unit["level"] != "all")]   # the tests' cells: categories
+            units.append((np.stack(unit["scores_a"].to_list()), int(unit["n_b"].max())))
+        if not units:
+            continue
+        measured = sim.rows(sim.family_false_positives(units, sims=sims, rng=rng), np.array([0]), "resampling",
+                            sim.FALSE_POSITIVES, sim.ALPHA)
+        frames.append(measured.drop(columns="cell").assign(
+            lang=lang, condition=condition, reference=reference, level=FAMILY_LEVEL, category=FAMILY_CELLS,
+            n_seeds=int(rows["n_b"].max()), n_seeds_reference=int(rows["n_a"].max())))
+    return frames
 
 
 def choose(table: pd.DataFrame) -> pd.DataFrame:

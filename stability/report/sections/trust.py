@@ -87,16 +87,20 @@ def _test_table(tests: pd.DataFrame) -> str:
         by_world = part.groupby("world")["measured"].max()
         worst_world = by_world.idxmax()
         threshold = part[part["world"] == worst_world]["threshold"].min()
-        name = f"{statistic} ({method})" if statistic in (sim.ASO, FISHER) else statistic
+        name = f"{statistic} ({method})" if statistic in (sim.ASO, FISHER, sim.FAMILY_TEST) else statistic
         rows.append([name, design, *(percent(by_world.get(w, float("nan"))) for w in worlds),
-                     worst_world, _test_consequence(statistic, by_world[worst_world], threshold, worst_world)])
+                     worst_world, _test_consequence(statistic, method, by_world[worst_world], threshold, worst_world)])
     return table(["test", "seeds", *worlds, "worst world", "consequence"], rows)
 
 
-def _test_consequence(statistic: str, rate: float, threshold: float, world: str) -> str:
+def _test_consequence(statistic: str, method: str, rate: float, threshold: float, world: str) -> str:
     bound = "ε_min" if statistic == sim.ASO else "p"
     if rate <= sim.ALPHA + 0.015:
         return "holds"
+    if statistic == sim.FAMILY_TEST:
+        after = "before correction" if method == sim.UNCORRECTED else f"after {method}"
+        return (f"{percent(rate)} of A/A comparisons have some cell with p < {sim.ALPHA:g} {after}: "
+                "read a tests section's significant cells with that in mind")
     if statistic == FISHER:
         return (f"{percent(rate)} false positives in the {world} world: items that share a sentence share "
                 "their features, so read a feature's Holm p as weaker evidence than it says")
