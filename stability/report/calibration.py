@@ -3,8 +3,8 @@ calibration.csv, and per cell the interval method the tables print.
 
 The *design* comes from the runs: per condition (lang, setup, variant) and cell (overall, coarse,
 fine category with items) its seed count, its seeds' scores and failed verdicts; per compared pair
-(a method against the reference of "Which method stabilises what", and `compare=[A,B]` per
-language) both sides'. Cells are simulated in batches of equal seed counts, every world fitted to
+(a method against the reference of "Which method stabilises what", `compare=[A,B]` per
+language, and `compare_langs=[A,B]` per condition) both sides'. Cells are simulated in batches of equal seed counts, every world fitted to
 each cell, `calibration_sims` studies per world, seeded by `random_state`.
 
 *The choice*: per cell and interval (σ, σ ratio, mean, Δ, failed rate) each method's coverage is
@@ -26,6 +26,7 @@ import pandas as pd
 
 from stability.report.compare import Condition
 from stability.statistics import calibration as sim
+from stability.statistics.fisher_calibration import FeatureDesign, calibrate_features
 from stability.statistics.intervals import std_interval_of, std_ratio_interval_of
 from stability.statistics.seeds import GROUP_KEY, condition_name
 from stability.statistics.spread import MIN_SEEDS, std_interval, std_ratio_interval
@@ -39,6 +40,9 @@ COLUMNS = [*KEY, "n_seeds", "n_seeds_reference", *sim.CALIBRATION_COLUMNS]
 CHOICE_COLUMNS = [*KEY, "statistic", "method", "coverage", "mc_high", "world", "usable", "seeds_needed"]
 DECIDING_WORLDS = ("normal", "heavy", "failed")
 INTERVALS = (sim.SIGMA, sim.MEAN, sim.FAILED_RATE, sim.RATIO, sim.DELTA)
+ITEM_SIMS = 200   # simulated studies of the item-level tests at most (Monte-Carlo error ± 3 % near 5 %)
+FEATURES = ("data map", "ambiguous share by feature")   # (level, category) of the data maps' Fisher rows
+FAMILY_LEVEL, FAMILY_CELLS = "family", "all cells"   # calibration.csv's level and category of a whole family
 TOO_FEW = "too few seeds"
 UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
 METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
@@ -85,26 +89,38 @@ def _fit(rows: pd.DataFrame, suffix: str = "") -> sim.Fit:
     return sim.fit(np.stack(rows[f"scores{suffix}"].to_list()), np.stack(rows[f"failed{suffix}"].to_list()))
 
 
+def language_reference(lang: str, condition: str) -> str:
+    """calibration.csv's `reference` of a language pair's row: "fr · rte" (its `lang` is the other language)."""
+    return f"{lang} · {condition}"
+
+
 def _pairs(cells: pd.DataFrame, results: pd.DataFrame, references: dict[tuple[str, str], str],
-           compare: list[str] | None) -> pd.DataFrame:
+           compare: list[str] | None, compare_langs: list[str] | None = None) -> pd.DataFrame:
     """Rows of (reference side, method side) cells: every other variant of a (lang, setup) against
-    its reference (`references`, as "Which method stabilises what" picks them), and
-    `compare=[A,B]`'s B against A per language."""
+    its reference (`references`, as "Which method stabilises what" picks them), `compare=[A,B]`'s B
+    against A per language, and `compare_langs=[A,B]`'s language B against A per condition (`lang` B,
+    `reference` `language_reference(A, condition)`)."""
     wanted = []
     for (lang, setup), chosen in references.items():
         others = sorted(set(results.loc[(results["lang"] == lang) & (results["setup"] == setup), "variant"]) - {chosen})
-        wanted += [(lang, (setup, chosen), (setup, other)) for other in others]
+        wanted += [((lang, (setup, chosen)), (lang, (setup, other))) for other in others]
     if compare:
         a, b = (Condition.parse(text).key for text in compare)
-        wanted += [(lang, a, b) for lang in sorted(set(results["lang"]))]
+        wanted += [((lang, a), (lang, b)) for lang in sorted(set(results["lang"]))]
+    if compare_langs:
+        first, second = compare_langs
+        conditions = sorted(set(zip(results["setup"], results["variant"])))
+        wanted += [((first, condition), (second, condition)) for condition in conditions]
     frames = []
-    for lang, first, second in dict.fromkeys(wanted):
+    for (lang_a, first), (lang_b, second) in dict.fromkeys(wanted):
         side_a, side_b = (cells[(cells["lang"] == lang) & (cells["setup"] == setup) & (cells["variant"] == variant)]
-                          [[*CELL, "scores", "failed"]] for setup, variant in (first, second))
+                          [[*CELL, "scores", "failed"]] for lang, (setup, variant) in ((lang_a, first), (lang_b, second)))
         merged = side_a.merge(side_b, on=CELL, suffixes=("_a", "_b"))
         if merged.empty:
             continue
-        frames.append(merged.assign(lang=lang, condition=condition_name(*second), reference=condition_name(*first)))
+        reference = (condition_name(*first) if lang_a == lang_b
+                     else language_reference(lang_a, condition_name(*first)))
+        frames.append(merged.assign(lang=lang_b, condition=condition_name(*second), reference=reference))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -120,7 +136,7 @@ def _batched(frame: pd.DataFrame, sizes: list[str], run) -> pd.DataFrame:
 
 def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[tuple[str, str], str],
               compare: list[str] | None, sims: int, confidence: float, aso_iterations: int,
-              random_state: int, bootstrap: int) -> Calibration:
+              random_state: int, bootstrap: int, compare_langs: list[str] | None = None) -> Calibration:
     """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds;
     with `bootstrap=0` the report computes no percentile interval, so none is chosen."""
     started = time.perf_counter()
@@ -133,7 +149,7 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
     single = single.join(cells[["lang", "setup", "variant", *CELL, "n"]], on="row")
     single = single.assign(condition=[condition_name(s, v) for s, v in zip(single["setup"], single["variant"])],
                            reference="", n_seeds=single["n"], n_seeds_reference=np.nan)
-    pairs = _pairs(cells.drop(columns="n"), results, references, compare)
+    pairs = _pairs(cells.drop(columns="n"), results, references, compare, compare_langs)
     frames = [single]
     if not pairs.empty:
         pairs = pairs.assign(n_a=pairs["scores_a"].map(len), n_b=pairs["scores_b"].map(len))
@@ -142,12 +158,43 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
             aso_iterations=aso_iterations))
         paired = paired.join(pairs[["lang", "condition", "reference", *CELL, "n_a", "n_b"]], on="row")
         frames.append(paired.assign(n_seeds=paired["n_b"], n_seeds_reference=paired["n_a"]))
+        frames += _families(pairs, compare, compare_langs, sims=sims, rng=rng)
     table = pd.concat(frames, ignore_index=True)[COLUMNS].astype({"n_seeds": int})
     choices = choose(table if bootstrap else table[table["method"] != "percentile"])
     choices = _with_seeds_needed(choices, cells, sims=sims, confidence=confidence, rng=rng)
     log.info("calibration: %d cells, %d pairs, %d simulations per world in %.1f s", len(cells), len(pairs), sims,
              time.perf_counter() - started)
     return Calibration(table, choices, sims)
+
+
+def _families(pairs: pd.DataFrame, compare: list[str] | None, compare_langs: list[str] | None, *, sims: int,
+              rng: np.random.Generator) -> list[pd.DataFrame]:
+    """The whole-family A/A rows of the tests sections (`sim.family_false_positives`): `compare=[A,B]`'s
+    family, every (language, category) cell (`lang` "all languages"), and `compare_langs=[A,B]`'s, every
+    (condition, category) cell (`condition` "all conditions", `reference` "A · all conditions"); `level`
+    "family", `category` "all cells"."""
+    families = []
+    if compare:
+        a, b = (str(Condition.parse(text)) for text in compare)
+        families.append((pairs[(pairs["condition"] == b) & (pairs["reference"] == a)], "all languages", b, a))
+    if compare_langs:
+        a, b = compare_langs
+        families.append((language_rows(pairs, a, b), b, "all conditions", language_reference(a, "all conditions")))
+    frames = []
+    for rows, lang, condition, reference in families:
+        units = []
+        for _, unit in rows.groupby(["lang", "condition", "reference"], sort=True):
+            runs = unit["n_a"].max()
+            unit = unit[(unit["n_a"] == runs) & (unit["level"] != "all")]   # the tests' cells: categories
+            units.append((np.stack(unit["scores_a"].to_list()), int(unit["n_b"].max())))
+        if not units:
+            continue
+        measured = sim.rows(sim.family_false_positives(units, sims=sims, rng=rng), np.array([0]), "resampling",
+                            sim.FALSE_POSITIVES, sim.ALPHA)
+        frames.append(measured.drop(columns="cell").assign(
+            lang=lang, condition=condition, reference=reference, level=FAMILY_LEVEL, category=FAMILY_CELLS,
+            n_seeds=int(rows["n_b"].max()), n_seeds_reference=int(rows["n_a"].max())))
+    return frames
 
 
 def choose(table: pd.DataFrame) -> pd.DataFrame:
@@ -233,22 +280,121 @@ def design_labels(frame: pd.DataFrame) -> pd.Series:
     return frame["n_seeds"].astype(str).where(reference.isna(), pair)
 
 
-def aso_text(tests: pd.DataFrame, wanted: bool) -> str:
-    """Per design of the A/A rows of `tests`: the ε_min below which 5 % of A/A studies fall, beside
-    deepsig's 0.2 and its measured false-positive rate; or that no threshold holds 5 % there, so
-    ε_min cannot rank at that seed count. "" without ASO rows."""
-    aso = tests[tests["statistic"] == sim.ASO]
-    if aso.empty:
-        return ""
+def _aso_rows(tests: pd.DataFrame) -> pd.DataFrame:
+    return tests[(tests["statistic"] == sim.ASO) & (tests["measure"] == sim.FALSE_POSITIVES)]
+
+
+def aso_design_parts(tests: pd.DataFrame, none_holds: str = "") -> list[str]:
+    """Per design of the A/A ASO rows of `tests` one phrase: the ε_min below which 5 % of A/A studies
+    fall in every world, beside deepsig's 0.2 and its worst measured false-positive rate; or that no
+    threshold holds 5 % there, followed by `none_holds`."""
+    aso = _aso_rows(tests)
     parts = []
     for design, part in aso.assign(design=design_labels(aso)).groupby("design", sort=True):
         rate = part["measured"].max()
-        threshold = part["threshold"].min()
         if part["threshold"].isna().any():
             parts.append(f"at {design} seeds no ε_min threshold gives 5 % false positives (deepsig's "
-                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}), so ε_min cannot rank methods here")
+                         f"{sim.ASO_THRESHOLD:g}: {percent(rate)}){none_holds}")
         else:
-            parts.append(f"at {design} seeds ε_min < {threshold:.2g} gives 5 % false positives "
+            parts.append(f"at {design} seeds ε_min < {part['threshold'].min():.2g} gives 5 % false positives "
                          f"(deepsig's {sim.ASO_THRESHOLD:g}: {percent(rate)})")
+    return parts
+
+
+def aso_text(tests: pd.DataFrame, wanted: bool) -> str:
+    """The trust section's line on almost stochastic order (`aso_design_parts`, and that where no
+    threshold holds ε_min cannot rank); "" without ASO rows."""
+    parts = aso_design_parts(tests, ", so ε_min cannot rank methods here")
+    if not parts:
+        return ""
     used = "" if wanted else " (`aso=true` prints ε_min)"
     return "Almost stochastic order" + used + ": " + "; ".join(parts) + ".\n\n"
+
+
+@dataclass(frozen=True)
+class AsoThresholds:
+    """The calibrated ε_min thresholds of one compared pair (B against A): per (lang, level, category)
+    `eps_threshold`, the largest ε_min below which at most 5 % of A/A studies fall in every world
+    (NaN where in some world no threshold does), and the phrases per design (`aso_design_parts`)."""
+
+    table: pd.DataFrame
+    designs: list[str]
+
+
+def aso_thresholds(calibration: Calibration | None, condition: str, reference: str) -> AsoThresholds | None:
+    """The thresholds of `condition` against `reference` (calibration.csv's pair rows); None where
+    the calibration has none (calibration_sims=0, or a pair it does not simulate)."""
+    if calibration is None:
+        return None
+    table = calibration.table
+    return _thresholds(_aso_rows(table[(table["condition"] == condition) & (table["reference"] == reference)]),
+                       ["lang"])
+
+
+def language_aso_thresholds(calibration: Calibration | None, a: str, b: str) -> AsoThresholds | None:
+    """The thresholds of language `b` against `a` per condition, keyed by (setup, variant, level, category)."""
+    if calibration is None:
+        return None
+    aso = _aso_rows(language_rows(calibration.table, a, b))
+    keys = [Condition.parse(name).key for name in aso["condition"]]
+    return _thresholds(aso.assign(setup=[key[0] for key in keys], variant=[key[1] for key in keys]),
+                       ["setup", "variant"])
+
+
+def language_rows(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """calibration.csv's rows of language `b` against `a` (`compare_langs=[a,b]`), every condition."""
+    references = [language_reference(a, condition) for condition in table["condition"]]
+    return table[(table["lang"] == b) & (table["reference"] == references)]
+
+
+def _thresholds(aso: pd.DataFrame, keys: list[str]) -> AsoThresholds | None:
+    if aso.empty:
+        return None
+    grouped = aso.groupby([*keys, *CELL], sort=True)["threshold"]
+    threshold = grouped.min().where(~grouped.apply(lambda values: values.isna().any()))
+    return AsoThresholds(threshold.rename("eps_threshold").reset_index(), aso_design_parts(aso))
+
+
+def seed_half_label(calibration: Calibration | None, statistic: str, *, condition: str | None = None,
+                    reference: str = "", languages: tuple[str, str] | None = None) -> str:
+    """How a multi-bootstrap table names its interval (`statistic` `sim.MEAN` or `sim.DELTA`): its seed half
+    is the percentile bootstrap over seeds, whose coverage the calibration measures (items are not
+    simulated): "seed half: percentile bootstrap, measured ≥ 73 % at 3 seeds" (the lowest over the overall
+    cells of the condition(s), of the pair `condition` against `reference`, or of the language pair
+    `languages` (A, B), in the deciding worlds), with a warning below `FLOOR`; or that it was not simulated."""
+    if calibration is None:
+        return "seed half not simulated (calibration_sims=0)"
+    table = calibration.table
+    if languages is not None:
+        table, reference = language_rows(table, *languages), None
+    rows = table[(table["statistic"] == statistic) & (table["method"] == "percentile")
+                 & (table["measure"] == sim.COVERAGE) & table["world"].isin(DECIDING_WORLDS)
+                 & (table["level"] == "all")]
+    if reference is not None:
+        rows = rows[rows["reference"] == reference]
+    if condition is not None:
+        rows = rows[rows["condition"] == condition]
+    if rows.empty:
+        return "seed half not simulated"
+    worst = rows.loc[rows["measured"].idxmin()]
+    designs = ", ".join(sorted(set(design_labels(rows)), key=lambda label: [int(n) for n in label.split(" vs ")]))
+    flag = f", below {percent(sim.FLOOR)}: too narrow" if worst["measured"] < sim.FLOOR else ""
+    return (f"seed half: percentile bootstrap, measured {'≥ ' if len(rows) > 1 else ''}{percent(worst['measured'])}"
+            f" at {designs} seeds{flag}")
+
+
+def with_feature_tests(calibration: Calibration, designs: dict[tuple[str, str, str], FeatureDesign],
+                       seeds: dict[tuple[str, str, str], list[int]], *, sims: int, random_state: int) -> Calibration:
+    """`calibration` plus the A/A false-positive rates of the data maps' Fisher tests per group
+    (`statistics.fisher_calibration`), at most `ITEM_SIMS` studies per item world: an item-level study
+    tests every feature of thousands of items, and the Fisher rows need no finer rate than ± 3 %."""
+    rng = np.random.default_rng([random_state, 1])
+    frames = [calibration.table]
+    for (lang, setup, variant), design in sorted(designs.items()):
+        rows = calibrate_features(design, sims=min(sims, ITEM_SIMS), rng=rng)
+        frames.append(rows.assign(lang=lang, condition=condition_name(setup, variant), reference="",
+                                  level=FEATURES[0], category=FEATURES[1],
+                                  n_seeds=len(seeds.get((lang, setup, variant), [])), n_seeds_reference=np.nan)[COLUMNS])
+    if len(frames) == 1:
+        return calibration
+    return Calibration(pd.concat(frames, ignore_index=True), calibration.choices, calibration.sims)

@@ -20,10 +20,11 @@ from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
 from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
-from stability.report.calibration import Calibration, calibrate
+from stability.report.calibration import Calibration, calibrate, with_feature_tests
 from stability.report.clusters import ItemClusters, ReadRecords, item_clusters
 from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
+from stability.report.data_map import DataMaps, FeatureShares, data_maps, feature_shares
 from stability.report.dynamics import RunDynamics, read_run_dynamics
 from stability.report.failed import FailedRule, failed_runs, without_failed
 from stability.report.stabilizers import reference_pairs
@@ -104,10 +105,24 @@ class Context:
         if not options.calibration_sims:
             return None
         references = reference_pairs(self.results, options.reference).references
-        return calibrate(self.results, self.failed, references=references, compare=options.compare,
-                         sims=options.calibration_sims, confidence=options.confidence,
-                         aso_iterations=options.aso_iterations, random_state=options.random_state,
-                         bootstrap=options.bootstrap)
+        calibration = calibrate(self.results, self.failed, references=references, compare=options.compare,
+                                sims=options.calibration_sims, confidence=options.confidence,
+                                aso_iterations=options.aso_iterations, random_state=options.random_state,
+                                bootstrap=options.bootstrap, compare_langs=options.compare_langs)
+        if not self.dynamics:
+            return calibration
+        return with_feature_tests(calibration, self.feature_shares.designs, self.data_maps.seeds,
+                                  sims=options.calibration_sims, random_state=options.random_state)
+
+    @cached_property
+    def data_maps(self) -> DataMaps:
+        """The data maps of the runs with training dynamics (`report.data_map`)."""
+        return data_maps(self.dynamics)
+
+    @cached_property
+    def feature_shares(self) -> FeatureShares:
+        """The annotator features of the data maps' training items, with their Fisher tests' designs."""
+        return feature_shares(self.data_maps, self.annotate)
 
     @cached_property
     def extra(self) -> pd.DataFrame:

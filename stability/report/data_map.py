@@ -65,6 +65,8 @@ from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.annotation import Annotate, by_language
 from stability.report.dynamics import RunDynamics
+from stability.statistics.clusters import sentence_clusters
+from stability.statistics.fisher_calibration import FeatureDesign
 from stability.statistics.multiplicity import adjusted_p
 from stability.statistics.seeds import GROUP_KEY
 from stability.statistics.spread import seed_std
@@ -250,6 +252,9 @@ def region_summary(maps: DataMaps) -> pd.DataFrame:
 class FeatureShares:
     table: pd.DataFrame
     notes: list[str]   # languages the annotator could not annotate, and why
+    # per group the design of its Fisher tests (the tested features' items, the item clusters, the
+    # ambiguous share), which the calibration simulates (`statistics.fisher_calibration`)
+    designs: dict[tuple[str, str, str], FeatureDesign] = field(default_factory=dict)
 
 
 def feature_shares(maps: DataMaps, annotate: Annotate | None) -> FeatureShares:
@@ -268,18 +273,24 @@ def feature_shares(maps: DataMaps, annotate: Annotate | None) -> FeatureShares:
     found = {lang: ({pair: item.features for pair, item in zip(pairs[lang], items)},
                     items[0].supported if items else frozenset())
              for lang, items in annotated.items()}
-    rows = []
+    rows, designs = [], {}
     for key, part in mapped.groupby(GROUP_KEY, sort=True):
         if key[0] not in found:
             continue
         by_pair, supported = found[key[0]]
         features = [by_pair[pair] for pair in zip(part["premise"].astype(str), part["hypothesis"].astype(str))]
-        rows += _feature_rows(key, part["region"].to_numpy(), features, supported)
+        group_rows = _feature_rows(key, part["region"].to_numpy(), features, supported)
+        rows += group_rows
+        tested = [row["feature"] for row in group_rows if not np.isnan(row["p_ambiguous"])]
+        if tested:
+            designs[key] = FeatureDesign(np.array([[name in item for item in features] for name in tested], bool),
+                                         sentence_clusters(part["premise"].astype(str), part["hypothesis"].astype(str)),
+                                         float((part["region"] == AMBIGUOUS).mean()))
     table = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
     if not table.empty:
         table["p_ambiguous_holm"] = table.groupby(GROUP_KEY, sort=False)["p_ambiguous"] \
             .transform(lambda p: pd.Series(adjusted_p(p.to_numpy(), "holm"), index=p.index))
-    return FeatureShares(table, notes)
+    return FeatureShares(table, notes, designs)
 
 
 def _feature_rows(key: tuple, regions: np.ndarray, features: list[frozenset[str]],

@@ -21,6 +21,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from stability.core.taxonomy import FINE_CATEGORIES  # noqa: E402
+from stability.report.calibration import TOO_FEW, method_name, percent  # noqa: E402
 from stability.report.collect import OVERALL  # noqa: E402
 from stability.report.stabilizers import all_failed, method_labels  # noqa: E402
 from stability.statistics.figures import (  # noqa: E402
@@ -264,7 +265,7 @@ def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Pa
             labels = [_method_label(cells[cells["method"] == method].iloc[0], names[method]) for method in methods]
             for ax, value, cmap, vmin, top, label, title in (
                     (ax_std, "std_mcc", _SPREAD_CMAP, 0.0, vmax, "σ of MCC over seeds",
-                     f"σ of MCC over seeds [{1 - alpha:.0%} bootstrap interval]"),
+                     f"σ of MCC over seeds [{_interval_title(cells, alpha)}]"),
                     (ax_mean, "mean_mcc", CMAP, -1.0, 1.0, "mean MCC over seeds", "mean MCC over seeds")):
                 matrix = cells.pivot(index="method", columns="category", values=value).reindex(index=methods,
                                                                                                columns=columns)
@@ -290,6 +291,22 @@ def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Pa
         paths.append(save_figure(fig, out / f"stabilizers_{safe_name(setup)}.png",
                                  top=1.0 - 0.45 / fig.get_figheight()))
     return paths
+
+
+def _interval_title(cells: pd.DataFrame, alpha: float) -> str:
+    """What the σ cells' intervals are: the method(s) the calibration chose (`std_method`) with the lowest
+    measured coverage among the drawn ones, and that cells with too few seeds have none."""
+    level = f"{1 - alpha:.0%}"
+    drawn = cells[cells["std_low"].notna()]
+    coverage = drawn["std_coverage"].min()
+    if cells["std_coverage"].isna().all():
+        return f"{level} percentile bootstrap interval, coverage not measured"
+    if drawn.empty:
+        return f"no interval: {TOO_FEW}"
+    names = [method_name(method) for method in sorted(drawn["std_method"].unique())]
+    lacking = "; none where too few seeds" if cells["std_method"].eq(TOO_FEW).any() else ""
+    return (f"{level} interval, {' or '.join(names)}{' per cell' if len(names) > 1 else ''}: "
+            f"measured coverage ≥ {percent(coverage)}{lacking}")
 
 
 def _method_label(row: pd.Series, name: str) -> str:

@@ -23,7 +23,9 @@ percentile bootstrap over seeds), the failed rate's (Wilson), the σ ratio's (pe
 F, Bonett) and the difference of means' (Welch, percentile bootstrap); the false-positive rate of
 Welch's t-test, the Brown–Forsythe test, the seed bootstrap's two-sided p-value (the form of
 `multiplicity.p_two_sided`) and almost stochastic order at ε_min < 0.2 (`aso_core`), each with the
-threshold (p-value, ε) that would give 5 % false positives. Everything is vectorised over cells × simulations (one batch
+threshold (p-value, ε) that would give 5 % false positives; and for a comparison's whole family of
+cells the A/A rate of some cell significant before and after Holm and BH (`family_false_positives`).
+Everything is vectorised over cells × simulations (one batch
 per seed count): the bootstraps are one matrix product with shared resampling counts
 (`bootstrap.draw_counts`), so no Python loop runs per simulation. The `normal` and `heavy` worlds
 are location-scale families, and every interval here is location-scale equivariant (the σ ratio's
@@ -65,6 +67,8 @@ COVERAGE, FALSE_POSITIVES = "coverage", "false positives"
 SIGMA, MEAN, FAILED_RATE = "σ", "mean MCC", "failed rate"
 RATIO, DELTA = "σ ratio", "Δ mean"
 WELCH_TEST, SPREAD_TEST, BOOTSTRAP_TEST, ASO = "Welch's t-test", "Brown–Forsythe", "bootstrap Δ p", "ASO ε_min"
+FAMILY_TEST = "bootstrap Δ p, whole family"   # any cell of a comparison's family, after its correction
+UNCORRECTED, HOLM, BH = "uncorrected", "Holm", "BH"
 CALIBRATION_COLUMNS = ["statistic", "method", "world", "measure", "nominal", "sims", "hits", "measured", "mc_low",
                        "mc_high", "threshold"]
 
@@ -338,6 +342,44 @@ class Tests:
     statistics: dict[tuple[str, str], np.ndarray]
 
 
+def bootstrap_p(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(cells, sims) two-sided p of the seed bootstrap of Δ = mean(b) − mean(a) (the form of
+    `multiplicity.p_two_sided`), each study its own `SIM_RESAMPLES` resamples of each side's seeds."""
+    cells, sims, n_a = a.shape
+    counts_a, counts_b = _counts(rng, sims, n_a), _counts(rng, sims, b.shape[-1])
+    p = np.full((cells, sims), np.nan)
+
+    def work(block: slice) -> None:
+        deltas = _resampled_means(b[block], counts_b) - _resampled_means(a[block], counts_a)
+        below, above = (deltas <= 0).sum(axis=-1), (deltas >= 0).sum(axis=-1)
+        p[block] = np.minimum(1, 2 * (np.minimum(below, above) + 1) / (SIM_RESAMPLES + 1))
+
+    _each_block(work, cells, sims)
+    return p
+
+
+def family_false_positives(units: list[tuple[np.ndarray, int]], *, sims: int, rng: np.random.Generator) -> Measured:
+    """A/A events, (1, sims), of a comparison's whole family of cells as the tests sections correct it:
+    any cell with the seed bootstrap's p < 0.05 `uncorrected`, after `Holm` (family-wise error), after
+    `BH` (any discovery; under the A/A null every one is false).
+
+    `units` are the A sides of the family, each its (cells, runs) scores (runs in seed order, shared by
+    its cells) and the B side's run count. In the resampling world both pseudo-sides draw whole runs
+    with replacement from the unit's own runs, every category of a run together, so the family's cells
+    keep the correlation their shared seeds give them (a per-cell simulation cannot)."""
+    p_values = []
+    for scores, n_b in units:
+        runs = scores.shape[1]
+        picks_a, picks_b = rng.integers(0, runs, (sims, runs)), rng.integers(0, runs, (sims, n_b))
+        p_values.append(bootstrap_p(scores[:, picks_a], scores[:, picks_b], rng))
+    p = np.concatenate(p_values, axis=0).T            # (sims, family)
+    family = p.shape[1]
+    ordered = np.sort(p, axis=1)
+    events = {UNCORRECTED: ordered[:, 0] < ALPHA, HOLM: ordered[:, 0] < ALPHA / family,
+              BH: (ordered <= ALPHA * np.arange(1, family + 1) / family).any(axis=1)}
+    return {(FAMILY_TEST, method): hits[None, :] for method, hits in events.items()}
+
+
 def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Generator,
              aso_iterations: int | None) -> Tests:
     """Rejections of every seed-level test at α = 0.05 when both sides come from one world (A/A);
@@ -350,17 +392,8 @@ def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Genera
         quiet.filter(RuntimeWarning)   # constant samples (all failed): NaN p, no rejection
         welch = stats.ttest_ind(b, a, axis=-1, equal_var=False).pvalue
         spread = brown_forsythe_p(a, b)
-    counts_a, counts_b = _counts(rng, sims, n_a), _counts(rng, sims, n_b)
-    bootstrap_p = np.full((cells, sims), np.nan)
-
-    def work(block: slice) -> None:
-        deltas = _resampled_means(b[block], counts_b) - _resampled_means(a[block], counts_a)
-        below, above = (deltas <= 0).sum(axis=-1), (deltas >= 0).sum(axis=-1)
-        bootstrap_p[block] = np.minimum(1, 2 * (np.minimum(below, above) + 1) / (SIM_RESAMPLES + 1))
-
-    _each_block(work, cells, sims)
     values = {(WELCH_TEST, "welch"): welch, (SPREAD_TEST, "brown-forsythe"): spread,
-              (BOOTSTRAP_TEST, "percentile"): bootstrap_p}
+              (BOOTSTRAP_TEST, "percentile"): bootstrap_p(a, b, rng)}
     rejected = {key: value < ALPHA for key, value in values.items()}
     if aso_iterations:
         draws_a = rng.integers(0, n_a, (aso_iterations, n_a))

@@ -4,11 +4,13 @@ from __future__ import annotations
 from stability.core.markdown import num, table
 from stability.report import figures
 from stability.report.bootstrap import delta_ci_table
+from stability.report.calibration import seed_half_label
 from stability.report.clusters import drawn_units
 from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
 from stability.report.context import Context
 from stability.report.section import Built, figure_links, pm
+from stability.statistics.calibration import DELTA
 
 
 def build(context: Context) -> Built | None:
@@ -45,7 +47,8 @@ def build(context: Context) -> Built | None:
                          num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
         text += (f"\nBootstrap (paired {drawn_units(options.cluster)}, independent seeds); p = share of bootstrap Δ ≤ 0 "
                  "(per category in `bootstrap_deltas.csv`):\n\n"
-                 + table(["lang", f"overall ΔMCC [{options.confidence:.0%} CI]", "p (Δ ≤ 0)",
+                 + table(["lang", f"overall ΔMCC [{options.confidence:.0%} multi-bootstrap CI; "
+                                  f"{seed_half_label(context.calibration, DELTA, condition=b, reference=a)}]", "p (Δ ≤ 0)",
                           "categories with p < 0.05"], rows))
     if drawn:
         text += "\n" + figure_links(drawn)

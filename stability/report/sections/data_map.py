@@ -10,7 +10,7 @@ from stability.core.markdown import num, table
 from stability.report.context import Context
 from stability.report.data_map import (AMBIGUOUS_VARIABILITY, EASY_CONFIDENCE, FEATURES_FILE, HARD_CONFIDENCE,
                                        MAP_FILE, MIN_SEEN, REGION_COLUMNS, REGIONS, REGIONS_FILE, FeatureShares,
-                                       data_maps, feature_shares, over_represented, region_summary)
+                                       over_represented, region_summary)
 from stability.report.section import LISTED, Built, figure_links, pm, with_variant
 from stability.statistics.seeds import GROUP_KEY
 
@@ -20,9 +20,9 @@ def build(context: Context) -> Built | None:
     data_map_<lang>_<setup>[_<variant>].png per group; None when no run recorded dynamics."""
     if not context.dynamics:
         return None
-    maps = data_maps(context.dynamics)
+    maps = context.data_maps
     summary = region_summary(maps)
-    features = feature_shares(maps, context.annotate)
+    features = context.feature_shares
     drawn = []
     if context.options.figures:
         from stability.report.data_map_figure import data_map_plot

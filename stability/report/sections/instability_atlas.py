@@ -110,7 +110,9 @@ def _regression(regression: pd.DataFrame, notes: list[str], setup: str, variant:
         text += (f"Logistic regression of *flips between seeds* ({int(part['n_obs'].iloc[0])} items × languages; "
                  f"* p < {alpha:g}; `{INTERCEPT}`: an item of {reference} in none of the categories, with none of the "
                  "features):\n\n"
-                 + table(["term", "coef (log odds)", "odds ratio", f"{level} CI (coef)", "p"], rows) + "\n")
+                 + table(["term", "coef (log odds)", "odds ratio",
+                          f"{level} CI (coef; Wald, cluster-robust where items cluster; coverage not simulated)", "p"],
+                         rows) + "\n")
     if notes:
         text += "Regression: " + "; ".join(notes) + ".\n\n"
     return text

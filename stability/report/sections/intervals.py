@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from stability.core.markdown import num, table
 from stability.report.bootstrap import bootstrap_ci
+from stability.report.calibration import seed_half_label
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, with_variant
+from stability.statistics.calibration import MEAN
 from stability.statistics.seeds import GROUP_KEY
 
 
@@ -28,8 +30,10 @@ def build(context: Context) -> Built | None:
             f"together); per category in `bootstrap_ci.csv`. {context.clusters.described(context.predictions)} "
             "*Naive width*: the width of the overall interval with items resampled one by one: too narrow where "
             "the answers to a cluster's items go together, too wide where they cancel (a swapped pair with opposite "
-            "labels answered alike is one right and one wrong every time).\n\n"
-            + table(with_variant(["lang", "setup"], "variant", variants) + [f"overall MCC [{level} CI]",
+            "labels answered alike is one right and one wrong every time). The header gives the measured "
+            "coverage of the interval's seed half (*How far to trust these numbers*).\n\n"
+            + table(with_variant(["lang", "setup"], "variant", variants) + [
+                     f"overall MCC [{level} multi-bootstrap CI; {seed_half_label(context.calibration, MEAN)}]",
                      "naive width", "mean category CI width",
                      "categories with CI excluding 0"], rows))
     return Built(text, {"bootstrap_ci.csv": intervals})

@@ -3,9 +3,11 @@ the items both languages share (matched by idx), two-sided p-values adjusted ove
 (Holm, BH) and, with `aso=true`, almost stochastic order."""
 from __future__ import annotations
 
+from stability.report.calibration import language_aso_thresholds, seed_half_label
 from stability.report.context import Context
 from stability.report.section import Built
 from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
+from stability.statistics.calibration import DELTA
 from stability.statistics.seeds import condition_name
 
 FILE = "lang_tests.csv"
@@ -23,12 +25,13 @@ def build(context: Context) -> Built | None:
     scores = results[results["level"].isin(LEVELS) & results["lang"].isin([a, b])]
     dominance = with_dominance(tests, scores, KEYS, "lang", a, b, wanted=options.aso,
                                iterations=options.aso_iterations, confidence=options.confidence,
-                               seed=options.random_state)
+                               seed=options.random_state,
+                               thresholds=language_aso_thresholds(context.calibration, a, b))
     shown = dominance.table.assign(
         condition=[condition_name(*key) for key in zip(dominance.table["setup"], dominance.table["variant"])])
     text = (f"## Tests: {b} − {a}\n\nPer (condition, category): ΔMCC = {b} − {a} on the same setup and variant, "
             "on the diagnostic items both languages have (matched by `idx`: the same sentence pair translated; "
             "paired over items, each language's seeds drawn on their own). "
             + tests_markdown(shown, ["condition"], a, b, options.confidence,
-                             dominance.note, FILE))
+                             dominance.note, FILE, seed_half_label(context.calibration, DELTA, languages=(a, b))))
     return Built(text, {FILE: dominance.table})

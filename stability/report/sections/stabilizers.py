@@ -63,7 +63,8 @@ def build(context: Context) -> Built | None:
         overall = part[part["category"] == OVERALL]
         spread, ratio = (_Labels(overall, column, calibration is not None) for column in ("std", "std_ratio"))
         text += f"**{lang} · {setup}**\n\n" + table(
-            ["method", "seeds", "failed", f"failed rate [{level} CI, Wilson]", f"σ overall [{level} CI{spread.header}]",
+            ["method", "seeds", "failed", f"failed rate [{level} CI, Wilson{_failed_header(part, calibration)}]",
+             f"σ overall [{level} CI{spread.header}]",
              f"σ / σ ref [{level} CI{ratio.header}]", "mean overall",
              f"σ differs (Holm p < {alpha:g})"], _rows(part, alpha, calibration, spread, ratio)) + "\n"
     text += _notes(pairs)
@@ -86,6 +87,8 @@ class _Labels:
             self.header = ", percentile bootstrap, coverage not measured (calibration_sims=0)"
         elif len(methods) == 1:
             self.header = f", {method_name(methods[0])}: measured coverage ≥ {percent(rows[f'{column}_coverage'].min())}"
+        elif not len(methods):
+            self.header = f", no method reaches {percent(FLOOR)} measured coverage"
         else:
             self.header = ", method: measured coverage" if self.per_cell else ""
 
@@ -98,6 +101,22 @@ class _Labels:
             return f"{value}; no interval (no spread among the non-failed runs to simulate)"
         suffix = f" {method_name(method)}: {percent(coverage)}" if self.per_cell and isinstance(method, str) else ""
         return f"{value} {bounds}{suffix}"
+
+
+def _failed_header(part: pd.DataFrame, calibration: Calibration | None) -> str:
+    """The failed rate's header after "Wilson": the lowest measured coverage of the rows whose interval is
+    printed; the calibration simulates it only where runs failed (where none did, the interval [0, x]
+    holds a rate of 0 by construction)."""
+    if calibration is None:
+        return ", coverage not measured (calibration_sims=0)"
+    chosen = [calibration.choice(first.lang, condition_name(first.setup, first.method), "", "all", OVERALL,
+                                 FAILED_RATE) for first in part.drop_duplicates("method").itertuples()]
+    usable = [row["coverage"] for row in chosen if row is not None and row["usable"]]
+    if usable:
+        return f": measured coverage ≥ {percent(min(usable))} where runs failed"
+    if all(row is None for row in chosen):
+        return "; not simulated: no run failed"
+    return f"; where runs failed no row reaches {percent(FLOOR)} measured coverage"
 
 
 def _failed_rate(first, calibration: Calibration | None) -> str:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from stability.core.markdown import table
-from stability.report.calibration import (DECIDING_WORLDS, FILE, KEY, TOO_FEW, Calibration, aso_text,
+from stability.report.calibration import (DECIDING_WORLDS, FILE, ITEM_SIMS, KEY, TOO_FEW, Calibration, aso_text,
                                           design_labels, method_name, percent)
 from stability.report.context import Context
 from stability.report.section import Built
 from stability.statistics import calibration as sim
+from stability.statistics.fisher_calibration import FISHER, ITEM_WORLDS
 
 _LISTED = 12   # overall cells without a usable interval named in the text
 # the intervals the report's tables print from seeds alone (the mean's and Δ's are the multi-bootstrap's,
@@ -31,7 +32,7 @@ def build(context: Context) -> Built | None:
             f"(`calibration_sims`, seeded by `random_state`), each world fitted to each "
             "cell (a condition's seeds in one category): *normal* (the cell's mean and σ), *heavy* (Laplace, same "
             "σ), *failed* (the condition's failed-run rate mixed in at chance, where runs failed) and *resampling* "
-            "(the cell's own runs drawn with replacement: no model). Coverage is how often a nominal "
+            f"(the cell's own runs drawn with replacement: no model){_item_worlds(table_)}. Coverage is how often a nominal "
             f"{level} interval holds the world's true value, the false-positive rate how often a test at "
             f"p < {sim.ALPHA:g} rejects when both sides come from one world (A/A); each with its Monte-Carlo "
             "interval in calibration.csv. The tables print, per cell, the interval method whose "
@@ -47,6 +48,14 @@ def build(context: Context) -> Built | None:
         text += aso_text(tests, options.aso)
     text += _lacking_text(calibration)
     return Built(text, {FILE: table_})
+
+
+def _item_worlds(frame: pd.DataFrame) -> str:
+    if not (frame["statistic"] == FISHER).any():
+        return ""
+    return ("; the data maps' Fisher tests in two item worlds, *independent items* (each training item ambiguous "
+            "on its own, at the group's observed share) and *clustered items* (the items that share a sentence "
+            f"ambiguous together), {ITEM_SIMS} studies each at most (Monte-Carlo error about ± 3 % near 5 %)")
 
 
 def _coverage_table(frame: pd.DataFrame, choices: pd.DataFrame) -> str:
@@ -72,21 +81,29 @@ def _coverage_table(frame: pd.DataFrame, choices: pd.DataFrame) -> str:
 
 def _test_table(tests: pd.DataFrame) -> str:
     tests = tests.assign(design=design_labels(tests))
+    worlds = [*sim.WORLDS, *(world for world in ITEM_WORLDS if world in set(tests["world"]))]
     rows = []
     for (statistic, method, design), part in tests.groupby(["statistic", "method", "design"], sort=True):
         by_world = part.groupby("world")["measured"].max()
         worst_world = by_world.idxmax()
         threshold = part[part["world"] == worst_world]["threshold"].min()
-        name = f"{statistic} ({method})" if statistic == sim.ASO else statistic
-        rows.append([name, design, *(percent(by_world.get(w, float("nan"))) for w in sim.WORLDS),
-                     worst_world, _test_consequence(statistic, by_world[worst_world], threshold)])
-    return table(["test", "seeds", *sim.WORLDS, "worst world", "consequence"], rows)
+        name = f"{statistic} ({method})" if statistic in (sim.ASO, FISHER, sim.FAMILY_TEST) else statistic
+        rows.append([name, design, *(percent(by_world.get(w, float("nan"))) for w in worlds),
+                     worst_world, _test_consequence(statistic, method, by_world[worst_world], threshold, worst_world)])
+    return table(["test", "seeds", *worlds, "worst world", "consequence"], rows)
 
 
-def _test_consequence(statistic: str, rate: float, threshold: float) -> str:
+def _test_consequence(statistic: str, method: str, rate: float, threshold: float, world: str) -> str:
     bound = "ε_min" if statistic == sim.ASO else "p"
     if rate <= sim.ALPHA + 0.015:
         return "holds"
+    if statistic == sim.FAMILY_TEST:
+        after = "before correction" if method == sim.UNCORRECTED else f"after {method}"
+        return (f"{percent(rate)} of A/A comparisons have some cell with p < {sim.ALPHA:g} {after}: "
+                "read a tests section's significant cells with that in mind")
+    if statistic == FISHER:
+        return (f"{percent(rate)} false positives in the {world} world: items that share a sentence share "
+                "their features, so read a feature's Holm p as weaker evidence than it says")
     if pd.isna(threshold):
         return f"{percent(rate)} false positives; no {bound} threshold reaches 5 % at these seeds"
     return f"{percent(rate)} false positives: read as significant only {bound} < {threshold:.2g}"
