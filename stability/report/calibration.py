@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from stability.core.markdown import num
 from stability.report.compare import Condition
 from stability.statistics import calibration as sim
 from stability.statistics.fisher_calibration import FeatureDesign, calibrate_features
@@ -355,15 +356,31 @@ def _thresholds(aso: pd.DataFrame, keys: list[str]) -> AsoThresholds | None:
     return AsoThresholds(threshold.rename("eps_threshold").reset_index(), aso_design_parts(aso))
 
 
-def seed_half_label(calibration: Calibration | None, statistic: str, *, condition: str | None = None,
-                    reference: str = "", languages: tuple[str, str] | None = None) -> str:
-    """How a multi-bootstrap table names its interval (`statistic` `sim.MEAN` or `sim.DELTA`): its seed half
-    is the percentile bootstrap over seeds, whose coverage the calibration measures (items are not
-    simulated): "seed half: percentile bootstrap, measured ≥ 73 % at 3 seeds" (the lowest over the overall
-    cells of the condition(s), of the pair `condition` against `reference`, or of the language pair
-    `languages` (A, B), in the deciding worlds), with a warning below `FLOOR`; or that it was not simulated."""
+@dataclass(frozen=True)
+class SeedHalf:
+    """How a multi-bootstrap table names its interval (`label`, for its header) and the lowest measured
+    coverage of the interval's seed half (NaN: not simulated). Below `FLOOR` the table prints no
+    interval but *too few seeds* with that coverage, as the seed-level tables do."""
+
+    label: str
+    coverage: float = float("nan")
+
+    def interval(self, estimate: float, low: float, high: float) -> str:
+        """"0.31 [0.12, 0.48]", or "0.31 (too few seeds: measured coverage 73 %)"."""
+        if self.coverage < sim.FLOOR:
+            return f"{num(estimate)} ({TOO_FEW}: measured coverage {percent(self.coverage)})"
+        return f"{num(estimate)} [{num(low)}, {num(high)}]"
+
+
+def seed_half(calibration: Calibration | None, statistic: str, *, condition: str | None = None,
+              reference: str = "", languages: tuple[str, str] | None = None) -> SeedHalf:
+    """A multi-bootstrap table's interval (`statistic` `sim.MEAN` or `sim.DELTA`): its seed half is the
+    percentile bootstrap over seeds, whose coverage the calibration measures (items are not simulated):
+    "seed half: percentile bootstrap, measured ≥ 73 % at 3 seeds" (the lowest over the overall cells of
+    the condition(s), of the pair `condition` against `reference`, or of the language pair `languages`
+    (A, B), in the deciding worlds); or that it was not simulated."""
     if calibration is None:
-        return "seed half not simulated (calibration_sims=0)"
+        return SeedHalf("seed half not simulated (calibration_sims=0)")
     table = calibration.table
     if languages is not None:
         table, reference = language_rows(table, *languages), None
@@ -375,12 +392,12 @@ def seed_half_label(calibration: Calibration | None, statistic: str, *, conditio
     if condition is not None:
         rows = rows[rows["condition"] == condition]
     if rows.empty:
-        return "seed half not simulated"
+        return SeedHalf("seed half not simulated")
     worst = rows.loc[rows["measured"].idxmin()]
     designs = ", ".join(sorted(set(design_labels(rows)), key=lambda label: [int(n) for n in label.split(" vs ")]))
-    flag = f", below {percent(sim.FLOOR)}: too narrow" if worst["measured"] < sim.FLOOR else ""
-    return (f"seed half: percentile bootstrap, measured {'≥ ' if len(rows) > 1 else ''}{percent(worst['measured'])}"
-            f" at {designs} seeds{flag}")
+    flag = f", below {percent(sim.FLOOR)}: intervals not printed" if worst["measured"] < sim.FLOOR else ""
+    return SeedHalf(f"seed half: percentile bootstrap, measured {'≥ ' if len(rows) > 1 else ''}"
+                    f"{percent(worst['measured'])} at {designs} seeds{flag}", float(worst["measured"]))
 
 
 def with_feature_tests(calibration: Calibration, designs: dict[tuple[str, str, str], FeatureDesign],

@@ -31,7 +31,7 @@ import pandas as pd
 from stability.core.markdown import num, table
 from stability.core.taxonomy import COARSE_CATEGORIES
 from stability.report.bootstrap import TESTED_CATEGORIES
-from stability.report.calibration import AsoThresholds
+from stability.report.calibration import AsoThresholds, SeedHalf
 from stability.report.collect import OVERALL
 from stability.statistics.dominance import ASO_COLUMNS, EXTRA, MISSING_NOTE, aso_available, aso_table
 from stability.statistics.multiplicity import PairedDeltas, adjust_family, delta_table
@@ -138,11 +138,11 @@ def family_text(tests: pd.DataFrame, keys: Sequence[str], what: str) -> str:
 
 
 def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, confidence: float, note: str,
-                   csv: str, coverage: str) -> str:
+                   csv: str, half: SeedHalf) -> str:
     """The body of a tests section: the corrected family, a row per `keys` value (cells tested,
     significant before and after adjustment, ε_min counts), then the cells with the smallest
-    BH-adjusted p-values; `coverage` names the Δ interval's measured coverage in its header
-    (`report.calibration.seed_half_label`)."""
+    BH-adjusted p-values; `half` names the Δ interval's measured coverage in its header and
+    withholds the interval where it is too low (`report.calibration.seed_half`)."""
     aso = "eps_min_b_over_a" in tests.columns
     calibrated = THRESHOLD in tests.columns
     directions = [f"ε_min({b} over {a})", f"ε_min({a} over {b})"]
@@ -162,7 +162,7 @@ def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, con
     level = f"{confidence:.0%}"
     listed = tests[tests["p_two_sided"].notna()].sort_values(["p_bh", "p_two_sided"]).head(_LISTED)
     rows = [[*(getattr(r, key) for key in keys), r.level, r.category,
-             f"{num(r.delta_mcc)} [{num(r.ci_low)}, {num(r.ci_high)}]", *(num(p, 4) for p in (r.p_two_sided, r.p_holm, r.p_bh)),
+             half.interval(r.delta_mcc, r.ci_low, r.ci_high), *(num(p, 4) for p in (r.p_two_sided, r.p_holm, r.p_bh)),
              *([num(r.eps_min_b_over_a), num(r.eps_min_a_over_b)] if aso else []),
              *([_threshold_cell(r)] if aso and calibrated else [])] for r in listed.itertuples()]
     return (f"{family_text(tests, keys, f'{b} − {a}')} (every fine and coarse category with items is one cell; "
@@ -170,7 +170,7 @@ def tests_markdown(tests: pd.DataFrame, keys: Sequence[str], a: str, b: str, con
             f"Δ with its {level} multi-bootstrap interval and the two-sided bootstrap p-value; every cell in "
             f"`{csv}`. {note}\n\n" + table(header, groups)
             + f"\nThe {len(listed)} cells with the smallest BH-adjusted p:\n\n"
-            + table([*keys, "level", "category", f"ΔMCC [{level} multi-bootstrap CI; {coverage}]", "p", "p Holm", "p BH",
+            + table([*keys, "level", "category", f"ΔMCC [{level} multi-bootstrap CI; {half.label}]", "p", "p Holm", "p BH",
                      *(directions if aso else []), *(["ε_min threshold (5 % A/A)"] if aso and calibrated else [])],
                     rows))
 

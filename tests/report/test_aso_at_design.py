@@ -13,6 +13,7 @@ from report_runs import write_synthetic_runs
 
 from stability.report.cli import main
 from stability.report import significance
+from stability.report.calibration import SeedHalf
 from stability.report.significance import THRESHOLD
 
 ARGS = ["bootstrap=200", "figures=false", "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]", "aso=true",
@@ -95,12 +96,12 @@ def test_a_cell_counts_only_below_its_own_threshold():
         # 0.0 without a threshold is counted apart; the reverse direction under 0.1 counts once
         "eps_min_b_over_a": [0.05, 0.05, 0.0, 0.9], "eps_min_a_over_b": [0.95, 0.95, 1.0, 0.08],
         THRESHOLD: [0.1, 0.01, np.nan, 0.1]})
-    text = significance.tests_markdown(tests, ["lang"], "A", "B", 0.95, "", "delta_tests.csv", "")
+    text = significance.tests_markdown(tests, ["lang"], "A", "B", 0.95, "", "delta_tests.csv", SeedHalf(""))
     assert "| ε_min(B over A) < calibrated threshold | ε_min(A over B) < calibrated threshold | " \
            "no threshold at this design |" in text
     assert "| fr | 4 | 0 | 0 | 0 | 1 | 1 | 1 |" in text
     uncalibrated = significance.tests_markdown(tests.drop(columns=THRESHOLD), ["lang"], "A", "B", 0.95, "",
-                                               "delta_tests.csv", "")
+                                               "delta_tests.csv", SeedHalf(""))
     assert "| fr | 4 | 0 | 0 | 0 | 3 | 1 |" in uncalibrated and "< 0.2 (deepsig's, uncalibrated)" in uncalibrated
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from stability.core.markdown import num, table
 from stability.report import figures
 from stability.report.bootstrap import delta_ci_table
-from stability.report.calibration import seed_half_label
+from stability.report.calibration import seed_half
 from stability.report.clusters import drawn_units
 from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
@@ -39,16 +39,16 @@ def build(context: Context) -> Built | None:
             [[r.lang, r.category, pm(r.mcc_mean_a, r.mcc_std_a), pm(r.mcc_mean_b, r.mcc_std_b),
               num(r.delta_mcc), num(r.delta_std)] for r in part.itertuples()]))
     if boot is not None and not boot.empty:
-        rows = []
+        rows, half = [], seed_half(context.calibration, DELTA, condition=b, reference=a)
         for lang, group in boot.groupby("lang", sort=True):
             overall = group[group["category"] == OVERALL].iloc[0]
             fine = group[group["category"] != OVERALL]
-            rows.append([lang, f"{num(overall.delta_mcc)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
+            rows.append([lang, half.interval(overall.delta_mcc, overall.ci_low, overall.ci_high),
                          num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
         text += (f"\nBootstrap (paired {drawn_units(options.cluster)}, independent seeds); p = share of bootstrap Δ ≤ 0 "
                  "(per category in `bootstrap_deltas.csv`):\n\n"
                  + table(["lang", f"overall ΔMCC [{options.confidence:.0%} multi-bootstrap CI; "
-                                  f"{seed_half_label(context.calibration, DELTA, condition=b, reference=a)}]", "p (Δ ≤ 0)",
+                                  f"{half.label}]", "p (Δ ≤ 0)",
                           "categories with p < 0.05"], rows))
     if drawn:
         text += "\n" + figure_links(drawn)

@@ -3,7 +3,7 @@ over all cells of the comparison (Holm, BH) and, with `aso=true`, almost stochas
 dominance below the ε_min threshold calibrated at each cell's design."""
 from __future__ import annotations
 
-from stability.report.calibration import aso_thresholds, seed_half_label
+from stability.report.calibration import aso_thresholds, seed_half
 from stability.report.compare import Condition
 from stability.report.context import Context
 from stability.report.section import Built
@@ -32,5 +32,5 @@ def build(context: Context) -> Built | None:
             "conditions scored (paired over items, seeds drawn independently). "
             + tests_markdown(dominance.table, ["lang"], a, b, options.confidence,
                              dominance.note, FILE,
-                             seed_half_label(context.calibration, DELTA, condition=b, reference=a)))
+                             seed_half(context.calibration, DELTA, condition=b, reference=a)))
     return Built(text, {FILE: dominance.table})

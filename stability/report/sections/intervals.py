@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from stability.core.markdown import num, table
 from stability.report.bootstrap import bootstrap_ci
-from stability.report.calibration import seed_half_label
+from stability.report.calibration import seed_half
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, with_variant
@@ -19,10 +19,11 @@ def build(context: Context) -> Built | None:
     intervals = bootstrap_ci(context.predictions, options.bootstrap, options.confidence, options.random_state,
                              clusters=context.clusters)
     rows, variants = [], context.has_variants
+    half = seed_half(context.calibration, MEAN)
     for (lang, setup, variant), group in intervals.groupby(GROUP_KEY, sort=True):
         overall = group[group["category"] == OVERALL].iloc[0]
         fine = group[group["category"] != OVERALL]
-        rows.append(with_variant([lang, setup], variant, variants) + [f"{num(overall.estimate)} [{num(overall.ci_low)}, {num(overall.ci_high)}]",
+        rows.append(with_variant([lang, setup], variant, variants) + [half.interval(overall.estimate, overall.ci_low, overall.ci_high),
                      num(overall.naive_ci_width), num((fine["ci_high"] - fine["ci_low"]).mean()),
                      int(((fine["ci_low"] > 0) | (fine["ci_high"] < 0)).sum())])
     level = f"{options.confidence:.0%}"
@@ -33,7 +34,7 @@ def build(context: Context) -> Built | None:
             "labels answered alike is one right and one wrong every time). The header gives the measured "
             "coverage of the interval's seed half (*How far to trust these numbers*).\n\n"
             + table(with_variant(["lang", "setup"], "variant", variants) + [
-                     f"overall MCC [{level} multi-bootstrap CI; {seed_half_label(context.calibration, MEAN)}]",
+                     f"overall MCC [{level} multi-bootstrap CI; {half.label}]",
                      "naive width", "mean category CI width",
                      "categories with CI excluding 0"], rows))
     return Built(text, {"bootstrap_ci.csv": intervals})

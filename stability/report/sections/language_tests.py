@@ -3,7 +3,7 @@ the items both languages share (matched by idx), two-sided p-values adjusted ove
 (Holm, BH) and, with `aso=true`, almost stochastic order."""
 from __future__ import annotations
 
-from stability.report.calibration import language_aso_thresholds, seed_half_label
+from stability.report.calibration import language_aso_thresholds, seed_half
 from stability.report.context import Context
 from stability.report.section import Built
 from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
@@ -33,5 +33,5 @@ def build(context: Context) -> Built | None:
             "on the diagnostic items both languages have (matched by `idx`: the same sentence pair translated; "
             "paired over items, each language's seeds drawn on their own). "
             + tests_markdown(shown, ["condition"], a, b, options.confidence,
-                             dominance.note, FILE, seed_half_label(context.calibration, DELTA, languages=(a, b))))
+                             dominance.note, FILE, seed_half(context.calibration, DELTA, languages=(a, b))))
     return Built(text, {FILE: dominance.table})
