@@ -21,6 +21,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from stability.core.taxonomy import FINE_CATEGORIES  # noqa: E402
+from stability.report.calibration import METHOD_NAMES  # noqa: E402
 from stability.report.collect import OVERALL  # noqa: E402
 from stability.report.stabilizers import all_failed, method_labels  # noqa: E402
 from stability.statistics.figures import (  # noqa: E402
@@ -263,8 +264,7 @@ def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Pa
             names = method_labels(methods)
             labels = [_method_label(cells[cells["method"] == method].iloc[0], names[method]) for method in methods]
             for ax, value, cmap, vmin, top, label, title in (
-                    (ax_std, "std_mcc", _SPREAD_CMAP, 0.0, vmax, "σ of MCC over seeds",
-                     f"σ of MCC over seeds [{1 - alpha:.0%} bootstrap interval]"),
+                    (ax_std, "std_mcc", _SPREAD_CMAP, 0.0, vmax, "σ of MCC over seeds", spread_title(cells, alpha)),
                     (ax_mean, "mean_mcc", CMAP, -1.0, 1.0, "mean MCC over seeds", "mean MCC over seeds")):
                 matrix = cells.pivot(index="method", columns="category", values=value).reindex(index=methods,
                                                                                                columns=columns)
@@ -290,6 +290,14 @@ def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Pa
         paths.append(save_figure(fig, out / f"stabilizers_{safe_name(setup)}.png",
                                  top=1.0 - 0.45 / fig.get_figheight()))
     return paths
+
+
+def spread_title(cells: pd.DataFrame, alpha: float) -> str:
+    """The σ panel's title, naming the interval methods its cells print (`std_method`: the method
+    *How far to trust these numbers* chose per cell, e.g. Bonett), not always a bootstrap."""
+    methods = [METHOD_NAMES[method] for method in cells["std_method"].drop_duplicates() if method in METHOD_NAMES]
+    interval = f"{1 - alpha:.0%} interval: {', '.join(methods)}" if methods else "no interval"
+    return f"σ of MCC over seeds [{interval}]"
 
 
 def _method_label(row: pd.Series, name: str) -> str:
