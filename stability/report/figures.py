@@ -265,7 +265,7 @@ def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Pa
             labels = [_method_label(cells[cells["method"] == method].iloc[0], names[method]) for method in methods]
             for ax, value, cmap, vmin, top, label, title in (
                     (ax_std, "std_mcc", _SPREAD_CMAP, 0.0, vmax, "σ of MCC over seeds",
-                     f"σ of MCC over seeds [{_interval_title(cells, alpha)}]"),
+                     f"σ of MCC over seeds [{interval_title(cells, alpha)}]"),
                     (ax_mean, "mean_mcc", CMAP, -1.0, 1.0, "mean MCC over seeds", "mean MCC over seeds")):
                 matrix = cells.pivot(index="method", columns="category", values=value).reindex(index=methods,
                                                                                                columns=columns)
@@ -293,7 +293,7 @@ def stabilizer_heatmaps(table: pd.DataFrame, alpha: float, out: Path) -> list[Pa
     return paths
 
 
-def _interval_title(cells: pd.DataFrame, alpha: float) -> str:
+def interval_title(cells: pd.DataFrame, alpha: float) -> str:
     """What the σ cells' intervals are: the method(s) the calibration chose (`std_method`) with the lowest
     measured coverage among the drawn ones, and that cells with too few seeds have none."""
     level = f"{1 - alpha:.0%}"
