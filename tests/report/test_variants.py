@@ -184,7 +184,7 @@ def test_learning_rate_sweep_end_to_end(tmp_path):
                            cwd=repo, capture_output=True, text=True, timeout=900)
     assert train.returncode == 0, train.stderr
     report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={tmp_path / 'smoke'}", "bootstrap=0",
-                             "figures=false"], cwd=repo, capture_output=True, text=True, timeout=300)
+                             "figures=false", "calibration_sims=0"], cwd=repo, capture_output=True, text=True, timeout=300)
     assert report.returncode == 0, report.stderr
     summary = read(tmp_path / "smoke" / "report", "summary.csv")
     assert list(summary["variant"]) == ["lr1e-05", "lr3e-05"] and list(summary["n_seeds"]) == [2, 2]
