@@ -62,24 +62,43 @@ def isolated_cache(tmp_path, monkeypatch) -> Path:
 ONE_WORKER_FOLDERS = ("tests/slurm/",)
 
 
+def _work_unit(nodeid: str) -> str:
+    """What one worker runs as a whole: a folder of ONE_WORKER_FOLDERS, else xdist's loadscope unit
+    (a module, or a test class)."""
+    return next((folder for folder in ONE_WORKER_FOLDERS if nodeid.startswith(folder)), nodeid.rsplit("::", 1)[0])
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' conftests have marked their tests
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of ONE_WORKER_FOLDERS first: the SLURM tests wait minutes on the cluster's
-    clock, so their worker waits while the others run the rest, not at the end of the run."""
-    items.sort(key=lambda item: not item.nodeid.startswith(ONE_WORKER_FOLDERS))
+    """The longest work units first, so that no long one starts last while the other workers
+    have nothing left: ONE_WORKER_FOLDERS (the SLURM tests wait minutes on the cluster's clock,
+    so their worker waits while the others run the rest), then the units by their number of
+    `slow` tests, then by their number of tests (a stable sort: a unit's tests keep their order)."""
+    tests: dict[str, int] = {}
+    slow: dict[str, int] = {}
+    for item in items:
+        unit = _work_unit(item.nodeid)
+        tests[unit] = tests.get(unit, 0) + 1
+        slow[unit] = slow.get(unit, 0) + (item.get_closest_marker("slow") is not None)
+    rank = {unit: (unit not in ONE_WORKER_FOLDERS, -slow[unit], -tests[unit]) for unit in tests}
+    items.sort(key=lambda item: rank[_work_unit(item.nodeid)])
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """pytest-xdist's `--dist loadscope` (a module's tests on one worker, so a module's fixture, a
-    training run or a report, is built once), with each folder of ONE_WORKER_FOLDERS one unit too.
+    training run or a report, is built once), with each folder of ONE_WORKER_FOLDERS one unit too,
+    and the units in the order pytest_collection_modifyitems gives (xdist's own reordering, by
+    number of tests alone, would start a unit of a few long tests last).
     Not `--dist loadgroup` with xdist_group marks: xdist 3.8 marks a group by changing
     `item._nodeid`, which pytest 9.2 no longer reads, so those marks group nothing."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False
+
     class ModulesAndSharedFolders(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            folder = next((folder for folder in ONE_WORKER_FOLDERS if nodeid.startswith(folder)), None)
-            return folder or super()._split_scope(nodeid)
+            return _work_unit(nodeid)
 
     return ModulesAndSharedFolders(config, log)

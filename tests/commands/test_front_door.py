@@ -132,7 +132,8 @@ def test_train_then_probe_write_into_out(tmp_path):
 def test_report_writes_into_out(tmp_path):
     runs = tmp_path / "smoke"
     shutil.copytree(OLD_SMOKE, runs)
-    result = front_door(["report", f"runs=[{runs}]", "bootstrap=0", f"out={tmp_path / 'report'}"], tmp_path)
+    result = front_door(["report", f"runs=[{runs}]", "bootstrap=0", "calibration_sims=0", f"out={tmp_path / 'report'}"],
+                        tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "report" / "report.md").is_file()
 

@@ -4,6 +4,7 @@ another `paths.output_dir` changed nothing), as a sweep (the guard) and as a sin
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,16 +17,17 @@ FRENCH = ["experiment=smoke", "lang=fr", "data.source=files", "data.max_train_sa
 RUN = f"fr/rte/{QUICK_VARIANT}_source-files/seed0"
 
 
-def _keep_both(args: list[str], cwd: Path) -> tuple[Path, Path]:
-    """Train `args` on one data root, then on another: refused; append the printed `out=` and train
-    again. The two output folders, the first run's and the second's."""
+def _releases(cwd: Path) -> None:
+    """Two data roots, v1 and v2, whose French training files differ."""
     for version in ("v1", "v2"):
         builtin_release(cwd / version, ["fr"])
     train_v2 = next((cwd / "v2").rglob("train_fr.jsonl"))
     train_v2.write_text("".join(train_v2.read_text(encoding="utf-8").splitlines(True)[8:]), encoding="utf-8")
-    first = train_cli([*args, f"data.root={cwd / 'v1'}"], cwd)
-    assert first.returncode == 0, first.stderr
 
+
+def _keep_both(args: list[str], cwd: Path) -> tuple[Path, Path]:
+    """Train `args` on v2 where a run on v1 finished: refused; append the printed `out=` and train
+    again. The two output folders, the first run's and the second's."""
     again = [*args, f"data.root={cwd / 'v2'}"]
     refused = train_cli(again, cwd)
     assert refused.returncode == 2, refused.stderr
@@ -37,14 +39,21 @@ def _keep_both(args: list[str], cwd: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["sweep", "single run"])
 @pytest.mark.parametrize("with_out", [False, True], ids=["paths.output_dir", "out="])
-def test_the_printed_out_keeps_both_runs(tmp_path, mode, with_out):
+def test_the_printed_out_keeps_both_runs(tmp_path, with_out):
+    """As a sweep, then as a single run against the same finished run on v1 (the sweep's and the
+    single run's are one run folder; the folder the sweep kept is removed in between, so that the
+    single run meets what it would have met alone)."""
     where = f"out={tmp_path / 'mine'}" if with_out else f"paths.output_dir={tmp_path / 'outputs'}"
-    args = [*FRENCH, where, *(["hydra.mode=RUN"] if mode == "single run" else [])]
-    old, new = _keep_both(args, tmp_path)
-    assert old == (tmp_path / "mine" if with_out else tmp_path / "outputs" / "smoke")
-    assert new == Path(f"{old}-2")
-    roots = {run.read_record().inputs["train"]["source"] for folder in (old, new) for run in iter_runs(folder)}
-    assert roots == {str(next((tmp_path / version).rglob("train_fr.jsonl"))) for version in ("v1", "v2")}
-    assert (old / RUN / "metrics.json").is_file() and (new / RUN / "metrics.json").is_file()
+    _releases(tmp_path)
+    first = train_cli([*FRENCH, where, f"data.root={tmp_path / 'v1'}"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    for mode in ("sweep", "single run"):
+        args = [*FRENCH, where, *(["hydra.mode=RUN"] if mode == "single run" else [])]
+        old, new = _keep_both(args, tmp_path)
+        assert old == (tmp_path / "mine" if with_out else tmp_path / "outputs" / "smoke"), mode
+        assert new == Path(f"{old}-2"), mode
+        roots = {run.read_record().inputs["train"]["source"] for folder in (old, new) for run in iter_runs(folder)}
+        assert roots == {str(next((tmp_path / version).rglob("train_fr.jsonl"))) for version in ("v1", "v2")}, mode
+        assert (old / RUN / "metrics.json").is_file() and (new / RUN / "metrics.json").is_file(), mode
+        shutil.rmtree(new)

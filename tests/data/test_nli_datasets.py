@@ -162,7 +162,7 @@ def test_a_translate_train_smoke_sweep_records_its_setup_and_extra_set(tmp_path)
     assert table[3].split()[-2:] == [f"{scores['accuracy']:.4f}", f"{scores['mcc']:.4f}"]
 
     report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={out / 'smoke'}", f"out={tmp_path / 'r'}",
-                             "figures=false"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+                             "figures=false", "calibration_sims=0"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     section = text.split("## Extra evaluation sets")[1].split("\n## ")[0]

@@ -76,7 +76,7 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
     assert log.count("from the feature cache") == 9 and " encoded" not in log
 
     report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={out / 'smoke'}", "bootstrap=0",
-                             "figures=false", f"out={tmp_path / 'report'}"], capture_output=True, text=True)
+                             "figures=false", "calibration_sims=0", f"out={tmp_path / 'report'}"], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     section = (tmp_path / "report" / "report.md").read_text(encoding="utf-8").split("## Probing")[1]
     assert section.count(f"| {TUNED} |") == 3 and section.count("| pretrained |") == 3

@@ -190,14 +190,15 @@ def write_runs(root: Path, predictions: dict, dynamics: bool) -> Path:
 @pytest.mark.slow
 def test_report_has_the_section_only_for_runs_that_recorded_dynamics(tmp_path, predictions):
     plain = write_runs(tmp_path / "plain", predictions, dynamics=False)
-    main([f"runs={plain}", f"out={tmp_path / 'plain_report'}", "bootstrap=0", "figures=false"])
+    main([f"runs={plain}", "calibration_sims=0", f"out={tmp_path / 'plain_report'}", "bootstrap=0", "figures=false"])
     text = (tmp_path / "plain_report" / "report.md").read_text(encoding="utf-8")
     assert "When each category is learned" not in text
     assert not list((tmp_path / "plain_report").glob("category_learning*"))
 
     recorded = write_runs(tmp_path / "recorded", predictions, dynamics=True)
     out = tmp_path / "recorded_report"
-    main([f"runs={recorded}", f"out={out}", "bootstrap=50", f"random_state={RANDOM_STATE}"])   # few: the whole report draws them
+    # bootstrap=50, few: the whole report draws them
+    main([f"runs={recorded}", "calibration_sims=0", f"out={out}", "bootstrap=50", f"random_state={RANDOM_STATE}"])
     text = (out / "report.md").read_text(encoding="utf-8")
     assert "## When each category is learned" in text and "![category_learning_rte](category_learning_rte.png)" in text
     assert (out / "category_learning_rte.png").stat().st_size > 0

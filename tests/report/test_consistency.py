@@ -102,7 +102,7 @@ def test_constant_predictions_give_kappa_zero_and_a_warning(tmp_path, caplog):
     assert tables.n_constant == 6                                    # every ordered pair holds a constant run
     assert "constant predictions" in caplog.text
     out = tmp_path / "report"
-    main([f"runs={tmp_path / 'runs'}", f"out={out}", "bootstrap=0", "figures=false"])
+    main([f"runs={tmp_path / 'runs'}", "calibration_sims=0", f"out={out}", "bootstrap=0", "figures=false"])
     report = (out / "report.md").read_text()
     assert "## Cross-lingual consistency" in report and "**Warning:** 6 of 6 run pairs" in report
     written = pd.read_csv(out / "consistency.csv")
@@ -136,7 +136,8 @@ def test_data_qa_flags_joined_with_consistency(tmp_path):
         Flag("train_gr.jsonl", "de", "train", "0", "premise", "line", "identified as 'en'", "…", "en", 0.9),
     ])
     out = tmp_path / "report"
-    main([f"runs={tmp_path / 'runs'}", f"out={out}", "bootstrap=0", "figures=false", f"dataqa={qa}"])
+    main([f"runs={tmp_path / 'runs'}", "calibration_sims=0", f"out={out}", "bootstrap=0", "figures=false",
+          f"dataqa={qa}"])
     row = pd.read_csv(out / "consistency_flagged.csv").iloc[0]
     # only translation findings of diagnostic items count: items 2 and 5, where fr and de disagree
     assert (row["lang_a"], row["lang_b"], row["n_items_flagged"], row["n_items_unflagged"]) == ("de", "fr", 2, 6)

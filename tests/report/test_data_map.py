@@ -289,7 +289,7 @@ def fake_report_annotate(pairs, lang):
 def test_report_without_dynamics_has_no_data_map(tmp_path):
     root = write_runs(tmp_path / "runs", dynamics=False)
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false"])
+    main([f"runs={root}", "calibration_sims=0", f"out={out}", "bootstrap=0", "figures=false"])
     assert not list(out.glob("data_map*"))
     assert "## Data maps" not in (out / "report.md").read_text(encoding="utf-8")
 
@@ -298,7 +298,7 @@ def test_report_with_dynamics_writes_the_maps_and_the_figure(tmp_path, monkeypat
     monkeypatch.setattr(report_cli, "annotate_pairs", fake_report_annotate)
     root = write_runs(tmp_path / "runs", dynamics=True)
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0"])
+    main([f"runs={root}", "calibration_sims=0", f"out={out}", "bootstrap=0"])
     text = (out / "report.md").read_text(encoding="utf-8")
     assert "## Data maps" in text and "![data_map_en_rte](data_map_en_rte.png)" in text
     assert (out / "data_map_en_rte.png").stat().st_size > 10_000

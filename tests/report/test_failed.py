@@ -73,7 +73,7 @@ def test_old_record_without_majority_is_judged_by_predictions(tmp_path):
 @pytest.mark.slow
 def test_failed_run_counted_and_left_out_of_nonfailed_statistics(runs_with_a_failure, tmp_path):
     out = tmp_path / "report"
-    main([f"runs={runs_with_a_failure}", f"out={out}", "bootstrap=0"])
+    main([f"runs={runs_with_a_failure}", "calibration_sims=0", f"out={out}", "bootstrap=0"])
     failed = pd.read_csv(out / "failed_runs.csv")
     assert failed["failed"].sum() == 1 and failed.loc[failed["failed"], "seed"].tolist() == [2]
     results = pd.read_csv(out / "results.csv")
@@ -97,18 +97,20 @@ def test_degenerate_flag_travels_through_results_csv(tmp_path):
     metrics = json.loads((run / "metrics.json").read_text())
     metrics["degenerate"] = ["Negation", "Logic", "overall"]
     (run / "metrics.json").write_text(json.dumps(metrics))
-    main([f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'a'}", "bootstrap=0", "figures=false"])
+    main([f"runs={tmp_path / 'runs'}", "calibration_sims=0", f"out={tmp_path / 'a'}", "bootstrap=0", "figures=false"])
     results = pd.read_csv(tmp_path / "a" / "results.csv")
     assert list(results.columns) == ["lang", "setup", "variant", "seed", "level", "category", "n_items", "mcc",
                                      "n_added", "commit", "dirty", "degenerate"]
     assert sorted(results.loc[results["degenerate"], "category"]) == ["Logic", "Negation", "overall"]
-    main([f"runs={tmp_path / 'a' / 'results.csv'}", f"out={tmp_path / 'b'}", "bootstrap=0", "figures=false"])
+    main([f"runs={tmp_path / 'a' / 'results.csv'}", "calibration_sims=0", f"out={tmp_path / 'b'}", "bootstrap=0",
+          "figures=false"])
     pd.testing.assert_frame_equal(results, pd.read_csv(tmp_path / "b" / "results.csv"))
 
 
 def test_exclude_failed_drops_the_run_everywhere(runs_with_a_failure, tmp_path):
     out = tmp_path / "report"
-    main([f"runs={runs_with_a_failure}", f"out={out}", "bootstrap=0", "figures=false", "exclude_failed=true"])
+    main([f"runs={runs_with_a_failure}", "calibration_sims=0", f"out={out}", "bootstrap=0", "figures=false",
+          "exclude_failed=true"])
     assert pd.read_csv(out / "summary.csv").iloc[0]["n_seeds"] == 2
     assert set(pd.read_csv(out / "item_agreement.csv")["n_seeds"]) == {2}
     assert "left out of every table" in (out / "report.md").read_text()

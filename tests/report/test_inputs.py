@@ -17,7 +17,7 @@ from stability.report.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
-FAST = ["bootstrap=0", "figures=false"]
+FAST = ["bootstrap=0", "figures=false", "calibration_sims=0"]   # none of them is what these tests check
 TRAIN, OTHER_TRAIN = "a1b2c3d4" + "0" * 56, "9f8e7d6c" + "0" * 56
 MODEL = {"source": "bert-base-multilingual-cased", "sha256": "5" * 64}
 COMMIT_A, COMMIT_B = "1234567" + "a" * 33, "89abcde" + "b" * 33

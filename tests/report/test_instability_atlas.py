@@ -210,7 +210,7 @@ def test_top_items_carry_the_text_of_every_language(atlas):
 
 
 def report(root: Path, out: Path, *extra: str) -> str:
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", *extra])
+    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=0", *extra])
     return (out / "report.md").read_text(encoding="utf-8")
 
 

@@ -8,7 +8,7 @@ from test_stabilizers import write_runs
 
 from stability.report.cli import main
 
-FAST = ["bootstrap=0", "figures=false"]
+FAST = ["bootstrap=0", "figures=false", "calibration_sims=0"]   # none of them is what these tests check
 
 
 def test_a_reference_naming_no_variant_names_the_variants_on_the_console(tmp_path, capsys):

@@ -243,12 +243,13 @@ def test_a_variant_carrying_the_reference_as_an_item_is_the_reference(tmp_path):
     methods = ("model-x_trainer-jiant-superglue", "model-x_trainer-mosbach")
     root = write_runs(tmp_path / "runs", methods, ("fr",))
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=20", "figures=false"])
+    main([f"runs={root}", f"out={out}", "bootstrap=20", "figures=false", "calibration_sims=0"])
     table = read(out, "stabilizers.csv")
     assert set(table["reference"]) == {"model-x_trainer-jiant-superglue"}
     assert table.loc[table["method"] == "model-x_trainer-mosbach", "p_variance"].notna().all()
     # another item as the reference: mosbach is compared against, jiant-superglue is the method
-    main([f"runs={root}", f"out={tmp_path / 'other'}", "bootstrap=20", "figures=false", "reference=trainer-mosbach"])
+    main([f"runs={root}", f"out={tmp_path / 'other'}", "bootstrap=20", "figures=false", "calibration_sims=0",
+          "reference=trainer-mosbach"])
     other = read(tmp_path / "other", "stabilizers.csv")
     assert set(other["reference"]) == {"model-x_trainer-mosbach"}
     assert other["method"].iloc[0] == "model-x_trainer-mosbach"
@@ -267,7 +268,7 @@ def test_reference_matching_rules():
 def test_with_one_variant_per_setup_the_section_is_absent(tmp_path):
     root = write_runs(tmp_path / "runs", ("lr3e-05",), ("fr", "sv"))
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false"])
+    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=0"])
     assert not (out / "stabilizers.csv").exists()
     assert "Which method stabilises what" not in (out / "report.md").read_text()
 
@@ -275,7 +276,8 @@ def test_with_one_variant_per_setup_the_section_is_absent(tmp_path):
 def test_a_reference_that_names_no_variant_is_a_note_naming_the_variants(tmp_path):
     root = write_runs(tmp_path / "runs", ("trainer-mosbach", "trainer-llrd"), ("fr",))
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "reference=trainer-mosbch"])
+    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=0",
+          "reference=trainer-mosbch"])
     assert not (out / "stabilizers.csv").exists()
     text = (out / "report.md").read_text()
     section = text[text.index("## Which method stabilises what"):]
@@ -329,7 +331,8 @@ def test_a_method_whose_every_run_failed_is_not_called_steadier(tmp_path, monkey
     monkeypatch.setattr(sys.modules[__name__], "FAILED", {("fr", "trainer-mosbach", seed) for seed in range(SEEDS)})
     root = write_runs(tmp_path / "runs", methods=(REFERENCE, "trainer-mosbach"), langs=("fr",))
     # at confidence 0.5 the smaller σ passes Holm, so without the rule the row would say "overall ↓"
-    main([f"runs={root}", f"out={tmp_path / 'report'}", "bootstrap=0", "figures=false", "confidence=0.5"])
+    main([f"runs={root}", f"out={tmp_path / 'report'}", "bootstrap=0", "figures=false", "calibration_sims=0",
+          "confidence=0.5"])
     table = pd.read_csv(tmp_path / "report" / "stabilizers.csv")
     overall = table[(table["method"] == "trainer-mosbach") & (table["category"] == "overall")].iloc[0]
     assert overall["std_mcc"] == 0 and overall["failed"] == SEEDS and overall["p_variance_holm"] < 0.5

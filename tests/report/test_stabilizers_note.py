@@ -19,7 +19,7 @@ def _section(out) -> str:
 def test_variants_without_the_default_reference_get_a_note_naming_them(tmp_path):
     root = write_runs(tmp_path / "runs", VARIANTS, ("fr", "sv"))
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false"])
+    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=0"])
     assert not (out / "stabilizers.csv").exists()
     section = _section(out)
     assert "`reference=trainer-jiant-superglue` (the default) matches no variant of these runs" in section
@@ -30,5 +30,5 @@ def test_variants_without_the_default_reference_get_a_note_naming_them(tmp_path)
     assert "`reference=''` makes the runs of the experiment as configured the reference" in section
 
     again = tmp_path / "report-with-reference"
-    main([f"runs={root}", f"out={again}", "bootstrap=0", "figures=false", passed])
+    main([f"runs={root}", f"out={again}", "bootstrap=0", "figures=false", "calibration_sims=0", passed])
     assert "**fr · rte**" in _section(again) and (again / "stabilizers.csv").is_file()

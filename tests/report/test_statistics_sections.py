@@ -81,7 +81,7 @@ def runs(tmp_path_factory) -> Path:
 def report(runs) -> Path:
     out = runs.parent / "report"
     main([f"runs={runs}", f"out={out}", f"bootstrap={BOOT}", "compare=[rte,rte+mnli]", "compare_langs=[fr,de]",
-          "aso=true", f"aso_iterations={ASO_ITERATIONS}", "power_delta=0.2"])
+          "aso=true", f"aso_iterations={ASO_ITERATIONS}", "power_delta=0.2", "calibration_sims=0"])
     return out
 
 
@@ -171,7 +171,8 @@ def test_epsilon_min_equals_deepsig_aso(report):
 def test_report_without_deepsig_says_which_extra_adds_aso(runs, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "deepsig", None)
     out = tmp_path / "report"
-    main([f"runs={runs}", f"out={out}", "bootstrap=20", "figures=false", "compare=[rte,rte+mnli]", "aso=true"])
+    main([f"runs={runs}", "calibration_sims=0", f"out={out}", "bootstrap=20", "figures=false", "compare=[rte,rte+mnli]",
+          "aso=true"])
     tests = read(out, "delta_tests.csv")
     assert "p_holm" in tests.columns and not any(column.startswith("eps_min") for column in tests.columns)
     lines = [line for line in (out / "report.md").read_text().splitlines() if "nli-stability[stats]" in line]
@@ -263,7 +264,7 @@ def test_plan_prints_the_seeds_a_planned_sweep_needs(report, capsys):
 
 def test_without_aso_the_tests_say_how_to_add_it(runs, tmp_path):
     out = tmp_path / "report"
-    main([f"runs={runs}", f"out={out}", "bootstrap=20", "figures=false", "compare_langs=[fr,de]"])
+    main([f"runs={runs}", "calibration_sims=0", f"out={out}", "bootstrap=20", "figures=false", "compare_langs=[fr,de]"])
     assert not any(column.startswith("eps_min") for column in read(out, "lang_tests.csv").columns)
     assert "Almost stochastic order (ε_min) is off: `aso=true` adds it" in (out / "report.md").read_text()
     assert not (out / "delta_tests.csv").exists()          # no compare: no setup tests

@@ -60,7 +60,7 @@ pytestmark = pytest.mark.slow   # the module's report fixture reports for second
 def report(tmp_path_factory) -> Path:
     root = write_runs(tmp_path_factory.mktemp("variants") / "runs")
     out = root.parent / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=200", f"compare=[rte,rte/{LR}]"])
+    main([f"runs={root}", "calibration_sims=0", f"out={out}", "bootstrap=200", f"compare=[rte,rte/{LR}]"])
     return out
 
 
@@ -165,7 +165,7 @@ def test_csv_variant_column_is_optional_and_grouped(tmp_path, capsys):
     csv.write_text("lang,setup,variant,seed,category,mcc\n"
                    "fr,rte,,0,Negation,0.1\nfr,rte,,1,Negation,0.3\n"
                    "fr,rte,lr3e-05,0,Negation,0.5\nfr,rte,lr3e-05,1,Negation,0.9\n")
-    main([f"runs={csv}", "bootstrap=0", "figures=false"])
+    main([f"runs={csv}", "calibration_sims=0", "bootstrap=0", "figures=false"])
     summary = read(tmp_path / "report", "summary.csv").set_index("variant")
     assert summary.loc["", "mean_category_mcc_mean"] == pytest.approx(0.2)
     assert summary.loc[LR, "mean_category_mcc_mean"] == pytest.approx(0.7)
@@ -184,7 +184,7 @@ def test_learning_rate_sweep_end_to_end(tmp_path):
                            cwd=repo, capture_output=True, text=True, timeout=900)
     assert train.returncode == 0, train.stderr
     report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={tmp_path / 'smoke'}", "bootstrap=0",
-                             "figures=false"], cwd=repo, capture_output=True, text=True, timeout=300)
+                             "figures=false", "calibration_sims=0"], cwd=repo, capture_output=True, text=True, timeout=300)
     assert report.returncode == 0, report.stderr
     summary = read(tmp_path / "smoke" / "report", "summary.csv")
     assert list(summary["variant"]) == ["lr1e-05", "lr3e-05"] and list(summary["n_seeds"]) == [2, 2]

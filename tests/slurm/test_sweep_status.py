@@ -2,6 +2,8 @@
 `python -m stability.status` in the middle of it, with done, running, failed and queued runs."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +14,11 @@ from slurm_helpers import ON_SLURM, finish, start_train, wait_for
 from stability.core.jobrecord import read_job_record
 from stability.sweep.status import sweep_status
 
-VARIANT = "ep1000_patience1000_ntrain32_source-files"
+VARIANT = "ep150_patience150_ntrain32_source-files"
 # one array task at a time, in the sweep's order: (seed 0, fr), (0, en), (1, fr), (1, en), ...;
-# 1,000 epochs of 32 pairs without early stopping, so that a run is still training when status
-# looks (a job writes its record only once it starts to train, after loading and tokenizing)
-SWEEP = [*QUICK, "trainer.max_epochs=1000", "trainer.patience=1000", "data.source=files", "seed=0..2", "lang=fr,en",
+# 150 epochs of 32 pairs without early stopping (seconds), so that a run is still training when the
+# test stops it, as soon as its record is written (a job writes it only once it starts to train)
+SWEEP = [*QUICK, "trainer.max_epochs=150", "trainer.patience=150", "data.source=files", "seed=0..2", "lang=fr,en",
          "hydra.launcher.array_parallelism=1"]
 
 
@@ -35,9 +37,16 @@ def test_status_mid_sweep_and_a_failing_language(tmp_path, slurm_env, slurm_clus
     process = start_train([*SWEEP, f"data.root={root}", f"paths.output_dir={out}", *ON_SLURM], tmp_path, slurm_env)
     fr, en = (f"{lang}/rte/{VARIANT}/seed{{}}" for lang in ("fr", "en"))
 
-    wait_for(lambda: read_job_record(sweep / en.format(1)), "seed 1's English run to start", timeout=900)
-    printed = _status(sweep, slurm_env)
-    status = sweep_status(sweep)
+    training = wait_for(lambda: read_job_record(sweep / en.format(1)), "seed 1's English run to start", timeout=900,
+                        every=0.05)
+    # held still while status looks (SIGSTOP, which SLURM does not see: its job stays RUNNING), so
+    # that it is running then however slow status is, without training for minutes
+    os.kill(training.pid, signal.SIGSTOP)
+    try:
+        printed = _status(sweep, slurm_env)
+        status = sweep_status(sweep)
+    finally:
+        os.kill(training.pid, signal.SIGCONT)
     with capsys.disabled():
         print(f"\n{printed}")
     states = {run.run: run.state for run in status.runs}
