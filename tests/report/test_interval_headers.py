@@ -110,7 +110,7 @@ def test_too_few_seeds_rows_and_the_stabilisers_figure_title(stabilisers):
     assert (table["std_method"] == "too few seeds").any()
     shown = table[table["level"].isin(["all", "coarse"])]
     for lang, cells in shown.groupby("lang"):
-        title = figures._interval_title(cells, 0.05)
+        title = figures.interval_title(cells, 0.05)
         drawn = cells[cells["std_low"].notna()]
         if drawn.empty:
             assert title == "no interval: too few seeds"
