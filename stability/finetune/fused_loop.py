@@ -4,10 +4,8 @@ plateau rule with its min_lr) as its solo run (`loop.train`) does; a member that
 the stack while the others train on."""
 from __future__ import annotations
 
-import copy
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -21,27 +19,7 @@ from stability.core.schemas.train import TrainConfig
 from stability.finetune.batching import epoch_batches
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.fused import FusedMembers, collate_members
-from stability.finetune.loop import TrainResult, to_device
-
-
-@dataclass
-class _Member:
-    """One member's early stopping: its log and best weights, and the validations since its best."""
-
-    result: TrainResult = field(default_factory=TrainResult)
-    best_weights: dict[str, torch.Tensor] | None = None
-    stale: int = 0
-
-    def validated(self, entry: dict, model: Callable[[], PreTrainedModel]) -> None:
-        """Log a validation; keep the weights of `model()` when it is the best so far, else count it as stale."""
-        self.result.log.append(entry)
-        self.result.epochs_trained = entry["epoch"]
-        if entry["val_accuracy"] > self.result.best_val_accuracy:
-            self.result.best_val_accuracy, self.result.best_epoch = entry["val_accuracy"], entry["epoch"]
-            self.best_weights = copy.deepcopy(model().state_dict())
-            self.stale = 0
-        else:
-            self.stale += 1
+from stability.finetune.loop import BestSoFar, TrainResult, to_device
 
 
 def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int], seeds_order: Sequence[int],
@@ -63,7 +41,7 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
     steps_per_epoch = len(epoch_batches(train_split.lengths, trainer.batch_size, seeds_order[0], 1,
                                         trainer.group_by_length))
     fused = FusedMembers([member.to(accelerator.device) for member in members], trainer, steps_per_epoch)
-    tracks = [_Member() for _ in members]
+    tracks = [BestSoFar() for _ in members]
     started = time.perf_counter()
     for epoch in range(1, trainer.max_epochs + 1):
         segment_start = time.perf_counter()
@@ -84,7 +62,7 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
             entry = {"epoch": epoch, "loss": loss_sum[member].item() / len(orders[member]),
                      "val_accuracy": accuracy(val_split.labels.tolist(), labels_from_probability(probs[member]).tolist()),
                      "seconds": time.perf_counter() - segment_start}
-            track.validated(entry, lambda: fused.load_member(member, members[member]))
+            track.validated(entry, lambda: fused.load_member(member, members[member]).state_dict())
             track.result.seconds = time.perf_counter() - started
             below_min_lr = fused.after_validation(member, entry["val_accuracy"])
             if track.stale >= trainer.patience or below_min_lr:

@@ -47,14 +47,34 @@ class TrainResult:
 
 
 @dataclass
-class _State:
-    """Everything needed to continue a run from its last checkpoint: where it stands (the epoch,
-    the batches of it done, the optimiser steps), its log and best weights, and the validations
-    since the best one."""
+class BestSoFar:
+    """Early stopping's bookkeeping: the run's log, its best weights, and the validations since the best one
+    (a solo run's, and each fused member's: `fused_loop`)."""
 
-    result: TrainResult
+    result: TrainResult = field(default_factory=TrainResult)
     best_weights: dict[str, torch.Tensor] | None = None
     stale: int = 0
+
+    def validated(self, entry: dict, weights: Callable[[], dict[str, torch.Tensor]]) -> bool:
+        """Log a validation `entry`; keep a copy of `weights()` when it is the best accuracy so far (True),
+        else count it as stale."""
+        self.result.log.append(entry)
+        self.result.epochs_trained = entry["epoch"]
+        improved = entry["val_accuracy"] > self.result.best_val_accuracy
+        if improved:
+            self.result.best_val_accuracy, self.result.best_epoch = entry["val_accuracy"], entry["epoch"]
+            self.best_weights = copy.deepcopy(weights())
+            self.stale = 0
+        else:
+            self.stale += 1
+        return improved
+
+
+@dataclass
+class _State(BestSoFar):
+    """Everything needed to continue a run from its last checkpoint: where it stands (the epoch,
+    the batches of it done, the optimiser steps), besides its early stopping's bookkeeping."""
+
     epoch: int = 1
     batches_done: int = 0
     step: int = 0
@@ -239,15 +259,7 @@ def _validate(model, val_split: EncodedSplit, settings: TrainConfig, accelerator
     if settings.trainer.validation_steps is not None:
         entry["step"] = state.step
     result = state.result
-    result.log.append(entry)
-    result.epochs_trained = epoch
-    improved = val_acc > result.best_val_accuracy
-    if improved:
-        result.best_val_accuracy, result.best_epoch = val_acc, epoch
-        state.best_weights = copy.deepcopy(accelerator.unwrap_model(model).state_dict())
-        state.stale = 0
-    else:
-        state.stale += 1
+    improved = state.validated(entry, lambda: accelerator.unwrap_model(model).state_dict())
     result.seconds = time.perf_counter() - started
     if dynamics is not None:
         diagnostic = predict_entailment_probability(model, dynamics.diagnostic, batch_size, accelerator, pad_id,
