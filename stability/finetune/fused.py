@@ -146,10 +146,7 @@ class FusedMembers:
 
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Each member's loss (K) and logits (K × batch × labels) on its own batch (`collate_members`)."""
-        inputs = dict(batch)
-        mask = self._attention_mask(inputs.pop("attention_mask"))
-        if mask is not None:
-            inputs["attention_mask"] = mask
+        inputs = self._with_built_mask(batch)
 
         def member(params, buffers, member_inputs):
             output = functional_call(self._base, (params, buffers), (), member_inputs)
@@ -158,6 +155,15 @@ class FusedMembers:
         with self._autocast:
             losses, logits = vmap(member, randomness="different")(self.params, self.buffers, inputs)
         return losses.float(), logits.float()
+
+    def _with_built_mask(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """`batch` with its attention mask replaced by the one the model takes (`_attention_mask`), or
+        without one where nothing is padded."""
+        inputs = dict(batch)
+        mask = self._attention_mask(inputs.pop("attention_mask"))
+        if mask is not None:
+            inputs["attention_mask"] = mask
+        return inputs
 
     def _attention_mask(self, mask: torch.Tensor) -> torch.Tensor | None:
         """The attention mask the model's attention implementation takes, built by transformers
@@ -183,10 +189,7 @@ class FusedMembers:
             for indices in eval_batches(split.lengths, batch_size, tokens_per_batch):
                 inputs = collate(split, indices, pad_id)
                 del inputs["labels"]
-                inputs = {key: value.to(device) for key, value in inputs.items()}
-                mask = self._attention_mask(inputs.pop("attention_mask"))
-                if mask is not None:
-                    inputs["attention_mask"] = mask
+                inputs = self._with_built_mask({key: value.to(device) for key, value in inputs.items()})
                 with self._autocast:
                     logits = vmap(lambda params, buffers: functional_call(self._base, (params, buffers), (),
                                                                           inputs).logits)(self.params, self.buffers)
