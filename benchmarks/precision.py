@@ -4,6 +4,11 @@ by the project's own report.
     python benchmarks/precision.py [--model DIR | tiny] [--lang fr] [--data-root DIR] [--seeds 4]
                                    [--samples 600] [--epochs 3] [--batch-size 16] [--learning-rate 3e-5]
                                    [--eval-samples M] [--jobs-per-device 2] [--aso-iterations 100] [--out DIR]
+                                   [--preset NAME --config-dir DIR]
+
+`--preset NAME --config-dir DIR` start every run from a user preset (`hydra.searchpath=[file://DIR]
+experiment=NAME`, see the docs' "Your own configs"), e.g. one that trains on English SICK and scores
+its TEST split as an extra evaluation set; the options above still override the preset's keys.
 
 What it runs, in this order, each as a subprocess:
 
@@ -56,6 +61,13 @@ What it prints:
   (stabilizers.csv `p_variance_holm`);
   `ε_min`: almost stochastic order (deepsig) of bf16's seed MCCs over float32's and the reverse
   (stabilizers.csv `eps_min`, `eps_min_reverse`);
+- when the runs were scored on extra evaluation sets (`data.extra_eval`), a second table, one row per
+  set, from the run records: each precision's MCC mean ± σ over seeds; the paired ΔMCC (each seed's
+  bf16 run minus its float32 run: the same seed fixes the data order, dropout and head) with its
+  Student t interval and two-sided p (`scipy.stats.ttest_rel`); the σ ratio bf16 / float32 with its
+  F interval (normal theory, `stability.statistics.intervals`). These sets matter where the
+  diagnostic set teaches the model nothing: on a set where the model learns (SICK's TEST split for
+  a SICK-trained model) the comparison has something to compare;
 - where the runs and the report are (`<out>/report/report.md` has every table and figure).
 
 How to read it: bf16 is equal science when, in every row, ΔMCC's interval holds 0 and its Holm p
@@ -84,12 +96,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from scipy import stats
 from stability.core.jobs import sweep_jobs
 from stability.core.overrides import expand_ranges
 from stability.core.runrecord import RunDir, RunRecord, iter_runs
 from stability.core.taxonomy import COARSE_CATEGORIES
+from stability.statistics.intervals import std_ratio_interval_of
 
 import vs_trainer  # beside this file: the offline all-MiniLM-L6-v2 folder
 from packed_sweep import prediction_difference, predictions_by_seed, run_logged  # beside this file too
@@ -101,9 +116,15 @@ ALL_ITEMS = "all items"
 ENV = {"TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error", "PYTHONUNBUFFERED": "1"}
 
 
+def preset_overrides(preset: str | None, config_dir: str | None) -> list[str]:
+    """The user preset every run starts from (`experiment=` from `config_dir`), before the script's
+    own keys, which override it; none without `preset`."""
+    return [f"hydra.searchpath=[file://{config_dir}]", f"experiment={preset}"] if preset else []
+
+
 def train_overrides(args: argparse.Namespace, runs: Path) -> list[str]:
     """What every run of both precisions shares (seed and precision are the job's own)."""
-    overrides = [f"lang={args.lang}", "experiment_name=precision"]
+    overrides = [*preset_overrides(args.preset, args.config_dir), f"lang={args.lang}", "experiment_name=precision"]
     overrides += ["model=tiny"] if args.model == "tiny" else [f"model.name={args.model}", "model.kind=pretrained"]
     overrides += [f"data.root={args.data_root}"] if args.data_root else ["data.source=builtin"]
     overrides += [f"data.max_train_samples={args.samples}"] if args.samples else []
@@ -253,6 +274,26 @@ def failed_line(sides: dict[str, pd.DataFrame]) -> str:
     return "failed runs (the report's verdict): " + ", ".join(parts)
 
 
+def extra_set_rows(records: dict[str, list[RunRecord]], confidence: float = 0.95) -> list[list[str]]:
+    """One row per extra evaluation set: each precision's MCC mean ± σ, the paired ΔMCC bf16 − float32
+    over the seeds both precisions ran (Student t interval and p), the σ ratio with its F interval."""
+    by_seed = {p: {r.seed: r for r in records[p]} for p in PRECISIONS}
+    seeds = sorted(set(by_seed["no"]) & set(by_seed["bf16"]))
+    rows = []
+    for name in sorted({name for r in records["no"] for name in r.extra_eval}):
+        a, b = (np.array([by_seed[p][s].extra_eval[name]["mcc"] for s in seeds]) for p in PRECISIONS)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            paired = stats.ttest_rel(b, a)
+            delta = paired.confidence_interval(confidence)
+        low, high = std_ratio_interval_of(b, a, "F", confidence)
+        std_a, std_b = np.std(a, ddof=1), np.std(b, ddof=1)
+        rows.append([name, str(by_seed["no"][seeds[0]].extra_eval[name]["n_items"]), str(len(seeds)),
+                     f"{_num(a.mean())} ± {_num(std_a)}", f"{_num(b.mean())} ± {_num(std_b)}",
+                     f"{_num((b - a).mean())} [{_num(delta.low)}, {_num(delta.high)}]", _p(paired.pvalue),
+                     _ratio(std_b / std_a if std_a > 0 else math.nan, low, high)])
+    return rows
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -278,6 +319,8 @@ def main() -> None:
                         help="runs at once per GPU, or on the CPU (2: a float32 and a bf16 run side by side)")
     parser.add_argument("--aso-iterations", type=int, default=100,
                         help="the report's aso_iterations (deepsig's bootstrap per cell; ~1 s per cell at 100)")
+    parser.add_argument("--preset", default=None, help="a user preset: experiment=NAME from --config-dir")
+    parser.add_argument("--config-dir", default=None, help="the folder holding experiment/NAME.yaml")
     parser.add_argument("--out", default=None,
                         help="folder for runs/, report/ and the logs, kept (default: a new temporary folder, kept)")
     args = parser.parse_args()
@@ -286,6 +329,10 @@ def main() -> None:
     if args.seeds < 2:
         parser.error("--seeds must be at least 2 (σ, its tests and ε_min need two seeds a side)")
 
+    if bool(args.preset) != bool(args.config_dir):
+        parser.error("--preset and --config-dir go together (the preset is <config-dir>/experiment/<preset>.yaml)")
+    if args.config_dir:
+        args.config_dir = str(Path(args.config_dir).resolve())
     if args.data_root and Path(args.data_root).exists():
         args.data_root = str(Path(args.data_root).resolve())   # the same folder whatever the runs' cwd
     work = Path(args.out).resolve() if args.out else Path(tempfile.mkdtemp(prefix="precision-"))
@@ -324,6 +371,11 @@ def main() -> None:
     print("\nMCC: mean ± σ over seeds; ΔMCC and p Holm: delta_tests.csv (bootstrap, Holm over every fine and coarse "
           "category; all items: bootstrap_deltas.csv, not in the family); σ ratio (bootstrap of each precision's "
           "seeds; ∞: float32's resampled σ can be 0), p σ Holm (Brown–Forsythe) and ε_min: stabilizers.csv.")
+    extra = extra_set_rows(records)
+    if extra:
+        print("\nExtra evaluation sets (run records):\n")
+        print(markdown_table(["set", "pairs", "seeds", "float32 MCC", "bf16 MCC", "ΔMCC paired [95% t CI]",
+                              "p (paired t)", "σ ratio bf16/float32 [95% F CI]"], extra))
     print(f"\nruns: {runs}\nreport: {report / 'report.md'} (kept, with every CSV and figure)")
 
 

@@ -8,8 +8,10 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from scipy import stats
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -39,7 +41,8 @@ def test_one_sweep_with_the_identity_overrides_of_the_one_job_sweeps(tmp_path):
     """The command is the one-job sweeps' overrides (so their finished runs are reused) plus the sweep
     and the launcher, without `hydra.launcher.n_jobs`."""
     args = argparse.Namespace(lang="fr", model="/models/m", data_root="/data", samples=600, eval_samples=50,
-                              epochs=3, batch_size=16, learning_rate=3e-5, seeds=4, jobs_per_device=2)
+                              epochs=3, batch_size=16, learning_rate=3e-5, seeds=4, jobs_per_device=2,
+                              preset=None, config_dir=None)
     command = precision.train_command(args, tmp_path / "runs")
     assert command[:4] == [sys.executable, "-m", "stability.train", "--multirun"]
     assert command[4:] == [
@@ -54,7 +57,8 @@ def test_the_sweeps_runs_are_the_one_job_sweeps_runs(tmp_path):
     `<overrides> seed=<s> trainer.mixed_precision=<p> hydra/launcher=local_gpus ... hydra.launcher.n_jobs=1`
     the script ran before, so runs finished by it are reused."""
     args = argparse.Namespace(lang="fr", model="tiny", data_root=None, samples=600, eval_samples=None, epochs=3,
-                              batch_size=16, learning_rate=3e-5, seeds=2, jobs_per_device=2)
+                              batch_size=16, learning_rate=3e-5, seeds=2, jobs_per_device=2,
+                              preset=None, config_dir=None)
     runs = tmp_path / "runs"
     swept = job_configs(["--multirun", *precision.train_command(args, runs)[4:]])
     alone = [job_configs(["--multirun", *precision.train_overrides(args, runs), *job, "hydra/launcher=local_gpus",
@@ -64,6 +68,49 @@ def test_the_sweeps_runs_are_the_one_job_sweeps_runs(tmp_path):
     assert [c.hydra.sweep.subdir for c in swept] == [c.hydra.sweep.subdir for c in alone]
     assert [config_fingerprint(without_hydra(c)) for c in swept] == [config_fingerprint(without_hydra(c))
                                                                       for c in alone]
+
+
+
+def test_a_user_preset_starts_every_run_and_the_scripts_options_override_it(tmp_path):
+    """`--preset` composes the user's experiment (here: its own training file and an extra set) and the
+    script's keys win over the preset's (its batch size), in every job of the sweep."""
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "mine.yaml").write_text(
+        "# @package _global_\ndata:\n  max_length: 64\n  extra_eval:\n    - {name: held-out, path: csv, "
+        "data_files: [/data/held.csv], split: test}\ntrainer:\n  batch_size: 32\n")
+    args = argparse.Namespace(lang="en", model="tiny", data_root=None, samples=100, eval_samples=None, epochs=2,
+                              batch_size=16, learning_rate=3e-5, seeds=2, jobs_per_device=2,
+                              preset="mine", config_dir=str(tmp_path / "conf"))
+    command = precision.train_command(args, tmp_path / "runs")
+    assert command[4:6] == [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine"]
+    configs = job_configs(["--multirun", *command[4:]])
+    assert len(configs) == 4
+    assert {(c.data.max_length, c.trainer.batch_size, c.data.extra_eval[0].name) for c in configs} == {(64, 16, "held-out")}
+
+
+def test_one_preset_option_without_the_other_is_refused(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", "--preset", "mine", "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--preset and --config-dir go together" in done.stderr.splitlines()[-1]
+
+
+def test_the_extra_sets_table_pairs_each_seeds_two_precisions():
+    """ΔMCC pairs the runs by seed, whatever their order; its t interval and the F interval of the σ
+    ratio computed by hand (t_0.975,2 = 4.302653; F_0.025,2,2 = 1/39, F_0.975,2,2 = 39)."""
+    def record(seed: int, mcc: float) -> SimpleNamespace:
+        return SimpleNamespace(seed=seed, extra_eval={"sick-test": {"mcc": mcc, "n_items": 500}})
+
+    records = {"no": [record(2, 0.6), record(0, 0.5), record(1, 0.4)],
+               "bf16": [record(0, 0.52), record(1, 0.41), record(2, 0.58)]}
+    [row] = precision.extra_set_rows(records)
+    # differences by seed 0.02, 0.01, −0.02: mean 0.00333, sd 0.020817, se 0.012019
+    half = 4.302653 * 0.020817 / math.sqrt(3)
+    assert row[:5] == ["sick-test", "500", "3", "0.500 ± 0.100", "0.503 ± 0.086"]
+    assert row[5] == f"0.003 [{0.003333 - half:.3f}, {0.003333 + half:.3f}]"
+    assert row[6] == f"{2 * stats.t.sf(0.003333 / 0.012019, 2):.3g}"
+    ratio = 0.086217 / 0.1   # σ of (0.52, 0.41, 0.58) over σ of (0.5, 0.4, 0.6)
+    assert row[7] == f"{ratio:.2f} [{ratio / math.sqrt(39):.2f}, {ratio * math.sqrt(39):.2f}]"
 
 
 def _table(stdout: str) -> dict[str, list[str]]:
