@@ -1,0 +1,115 @@
+"""Group-sequential boundaries (`stability.statistics.sequential`) against published values, the
+decision and precision rules on hand-made numbers, and (`sequential_calibration`) their error rates
+in simulated seed studies: the sequential boundary holds α where naive repeated testing does not."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from stability.statistics.sequential import (ACCEPT, CONTINUE, REJECT, boundaries, condition_open,
+                                             crossing_probabilities, decision, information_fractions,
+                                             interval_bounds, interval_width, spent, stopping_look, welch_z)
+
+THIRDS = [1 / 3, 2 / 3, 1]
+
+
+# Published values. rpact's own unit tests (rpact-com/rpact, tests/testthat/test-f_design_group_sequential.R,
+# 2022: objects x6a, x6b, x7a, x7e, every critical value to 1e-7) and rpact/gsDesign's Lan–DeMets
+# O'Brien–Fleming design at 3 equally spaced looks, one-sided α = 0.025
+# (`getDesignGroupSequential(kMax = 3, alpha = 0.025, typeOfDesign = "asOF")`,
+# `gsDesign(k = 3, test.type = 1, sfu = sfLDOF)`): 3.7103, 2.5114, 1.9930.
+@pytest.mark.parametrize("fractions, alpha, spending, sides, published", [
+    (THIRDS, 0.025, "obrien-fleming", 1, [3.7103, 2.5114, 1.9930]),
+    ([0.4, 0.75, 1], 0.13, "obrien-fleming", 1, [2.1280732, 1.4368565, 1.2468994]),          # rpact x7a
+    ([0.4, 0.65, 1], 0.09, "obrien-fleming", 2, [2.9623919, 2.2442359, 1.7391729]),          # rpact x7e
+    ([0.35, 0.7, 1], 0.13, "pocock", 1, [1.5446617, 1.4828682, 1.4620058]),                  # rpact x6a
+    ([0.4, 0.7], 0.025, "pocock", 1, [2.223875, 2.3050796]),                                 # rpact x6b
+])
+def test_boundaries_match_published_values(fractions, alpha, spending, sides, published):
+    decimals = max(len(f"{value}".split(".")[1]) for value in published)
+    assert boundaries(fractions, alpha, spending, sides) == pytest.approx(published, abs=0.6 * 10 ** -decimals)
+
+
+def test_two_sided_obrien_fleming_at_three_equal_looks_is_the_one_sided_design_at_half_alpha():
+    """Two-sided α = 0.05 spends 0.025 a side; a path crossing one side after nearly crossing the other
+    is so rare that the bounds equal the one-sided design's to four decimals (3.7103, 2.5114, 1.9930)."""
+    assert boundaries(THIRDS, 0.05, "obrien-fleming") == pytest.approx([3.7103, 2.5114, 1.9930], abs=5e-5)
+
+
+@pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
+def test_each_look_spends_its_increment_and_the_design_spends_alpha(spending):
+    fractions = [0.25, 0.5, 0.8, 1.0]
+    bounds = boundaries(fractions, 0.05, spending)
+    crossing = crossing_probabilities(bounds, fractions)
+    assert crossing == pytest.approx(np.diff(2 * spent(fractions, 0.025, spending), prepend=0), abs=1e-9)
+    assert crossing.sum() == pytest.approx(0.05, abs=1e-9)
+
+
+def test_one_look_is_the_fixed_test_and_the_spending_functions_end_at_alpha():
+    assert boundaries([1.0], 0.05)[0] == pytest.approx(stats.norm.isf(0.025), abs=1e-9)
+    assert spent([1.0], 0.05, "pocock")[0] == pytest.approx(0.05)
+    assert spent([1.0], 0.05, "obrien-fleming")[0] == pytest.approx(0.05)
+
+
+def test_power_grows_with_the_drift_and_equals_the_fixed_test_at_one_look():
+    drift = 2.8   # Φ(2.8 − 1.96) = 0.80 for a single two-sided look at α = 0.05
+    fixed = stats.norm.sf(stats.norm.isf(0.025) - drift) + stats.norm.cdf(-stats.norm.isf(0.025) - drift)
+    assert crossing_probabilities(boundaries([1.0]), [1.0], drift).sum() == pytest.approx(fixed, abs=1e-9)
+    bounds = boundaries(THIRDS)
+    powers = [crossing_probabilities(bounds, THIRDS, d).sum() for d in (0.0, 1.5, 2.8)]
+    assert powers[0] == pytest.approx(0.05, abs=1e-9) and powers[0] < powers[1] < powers[2] < fixed
+
+
+def test_bad_designs_are_refused():
+    with pytest.raises(ValueError, match="increase"):
+        boundaries([0.5, 0.5, 1])
+    with pytest.raises(ValueError, match="spending"):
+        boundaries(THIRDS, 0.05, "haybittle")
+    with pytest.raises(ValueError, match="seed counts"):
+        information_fractions([3, 3, 6])
+
+
+def test_information_fractions_are_seeds_over_the_last_look():
+    assert information_fractions([3, 6, 9]) == pytest.approx(THIRDS)
+
+
+def test_welch_z_has_welchs_p_value_and_sign():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0, 1, (50, 4)), rng.normal(0.5, 2, (50, 6))
+    test = stats.ttest_ind(b, a, axis=-1, equal_var=False)
+    z = welch_z(a, b)
+    assert 2 * stats.norm.sf(np.abs(z)) == pytest.approx(test.pvalue, rel=1e-9)
+    assert np.array_equal(np.sign(z), np.sign(test.statistic))
+    assert np.isnan(welch_z(np.zeros(3), np.zeros(3)))
+
+
+def test_stopping_look_and_decision():
+    bounds = np.array([3.0, 2.5, 2.0])
+    z = np.array([[3.2, 0.0, 0.0], [1.0, -2.6, 0.0], [1.0, 1.0, 1.9], [np.nan, 1.0, 2.0]])
+    assert stopping_look(z, bounds).tolist() == [0, 1, 3, 2]
+    assert stopping_look(z[:, :2], bounds).tolist() == [0, 1, 2, 2]
+    assert decision([1.0], bounds) == CONTINUE
+    assert decision([1.0, -2.6], bounds) == REJECT
+    assert decision([1.0, 1.0, 1.9], bounds) == ACCEPT
+    with pytest.raises(ValueError, match="4 looks"):
+        decision([0, 0, 0, 0], bounds)
+
+
+def test_interval_widths_by_hand():
+    scores = np.array([0.1, 0.3, 0.5])   # mean 0.3, s = 0.2
+    low, high = interval_bounds(scores, "mean", "t")
+    half = stats.t.ppf(0.975, 2) * 0.2 / np.sqrt(3)
+    assert (low, high) == pytest.approx((0.3 - half, 0.3 + half))
+    chi2 = interval_width(scores, "σ", "chi2")
+    assert chi2 == pytest.approx(0.2 * np.sqrt(2) * (1 / np.sqrt(stats.chi2.ppf(0.025, 2))
+                                                     - 1 / np.sqrt(stats.chi2.ppf(0.975, 2))))
+    assert np.isnan(interval_width(scores, "σ", "bonett"))   # Bonett needs 5 seeds
+    with pytest.raises(ValueError, match="no interval"):
+        interval_width(scores, "mean", "chi2")
+
+
+def test_a_condition_stays_open_while_a_category_is_wide_or_undefined():
+    widths = np.array([[0.1, 0.3], [0.1, 0.2], [0.1, np.nan], [0.5, 0.5]])
+    seeds = np.array([4, 4, 4, 10])
+    assert condition_open(widths, seeds, target=0.2, max_seeds=10).tolist() == [True, False, True, False]
