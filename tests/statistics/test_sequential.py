@@ -7,9 +7,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from stability.statistics.calibration import UNIT, fit, rows
+from stability.statistics.rates import wilson_interval
 from stability.statistics.sequential import (ACCEPT, CONTINUE, REJECT, boundaries, condition_open,
                                              crossing_probabilities, decision, information_fractions,
                                              interval_bounds, interval_width, spent, stopping_look, welch_z)
+from stability.statistics.sequential_calibration import (coverage_at_stop, decision_false_positives, decision_rows,
+                                                         precision_coverage, precision_stops, sequential_tests)
 
 THIRDS = [1 / 3, 2 / 3, 1]
 
@@ -113,3 +117,90 @@ def test_a_condition_stays_open_while_a_category_is_wide_or_undefined():
     widths = np.array([[0.1, 0.3], [0.1, 0.2], [0.1, np.nan], [0.5, 0.5]])
     seeds = np.array([4, 4, 4, 10])
     assert condition_open(widths, seeds, target=0.2, max_seeds=10).tolist() == [True, False, True, False]
+
+
+# The simulator: the same rules in the calibration's worlds (`sequential_calibration`).
+
+LOOKS = (3, 6, 9)   # the study's 6 seeds per arm with an interim look at 3 and a last one at 9
+SIMS = 4000         # Monte-Carlo interval of a 5 % rate: about ± 0.7 points
+
+
+def _rate(events):
+    low, high = wilson_interval(events.sum(), events.size, 0.95)
+    return float(low), float(high)
+
+
+def test_naive_repeated_testing_at_the_looks_exceeds_alpha():
+    """What the check must be able to catch: a Welch test at α = 0.05 after 3, 6 and 9 seeds per arm,
+    stopping at the first p < 0.05, rejects far more than 5 % of A/A studies (about 9.5 %)."""
+    tests = decision_false_positives("normal", UNIT, LOOKS, boundaries(information_fractions(LOOKS)), sims=SIMS,
+                                     rng=np.random.default_rng(11))
+    low, _ = _rate(tests.naive)
+    assert low > 0.07
+
+
+@pytest.mark.parametrize("world", ["normal", "heavy"])
+def test_obrien_fleming_boundary_holds_alpha_at_the_studys_design(world):
+    tests = decision_false_positives(world, UNIT, LOOKS, boundaries(information_fractions(LOOKS)), sims=SIMS,
+                                     rng=np.random.default_rng(12))
+    low, high = _rate(tests.sequential)
+    assert low <= 0.05          # never above α beyond Monte-Carlo error
+    if world == "normal":
+        assert high >= 0.05     # and not wastefully below it either: within Monte-Carlo error of α
+    assert set(np.unique(tests.seeds)) <= set(LOOKS)
+
+
+def test_pocock_boundary_holds_alpha_in_the_resampling_world_of_real_looking_cells():
+    rng = np.random.default_rng(13)
+    scores = np.clip(rng.normal(0.4, 0.12, (5, 9)), -1, 1)
+    cells = fit(scores, np.zeros(scores.shape, bool))
+    tests = decision_false_positives("resampling", cells, LOOKS, boundaries(information_fractions(LOOKS), 0.05,
+                                                                            "pocock"), sims=SIMS, rng=rng)
+    assert tests.sequential.shape == (5, SIMS)
+    assert _rate(tests.sequential)[0] <= 0.05
+    table = decision_rows(tests, np.arange(5), "resampling", "pocock")
+    assert set(table["method"]) == {"sequential pocock", "naive repeated"}
+    assert (table["measured"] == table["hits"] / table["sims"]).all()
+
+
+def test_sequential_tests_stop_at_the_first_crossing_by_hand():
+    """One study whose arms differ by far more than their spread: it crosses at the first look."""
+    a = np.zeros((1, 1, 9)) + np.array([0.0, 0.01, -0.01] * 3)
+    tests = sequential_tests(a, a + 1.0, LOOKS, boundaries(information_fractions(LOOKS)))
+    assert tests.sequential.all() and tests.naive.all() and tests.seeds.tolist() == [[3]]
+    same = sequential_tests(a, a.copy(), LOOKS, boundaries(information_fractions(LOOKS)))
+    assert not same.sequential.any() and not same.naive.any() and same.seeds.tolist() == [[9]]
+
+
+def test_precision_stops_at_the_first_narrow_look_and_a_group_waits_for_its_widest_cell():
+    steady = np.array([0.40, 0.41, 0.39, 0.40, 0.41, 0.39])          # t interval narrow from 3 seeds on
+    shaky = np.array([0.35, 0.45, 0.40, 0.40, 0.41, 0.39])           # t interval 0.25, 0.13, 0.07 wide
+    samples = np.stack([steady, shaky])[:, None, :]
+    looks = (3, 4, 6)
+    widths = [[interval_width(row[:k]) for k in looks] for row in (steady, shaky)]
+    target = 0.1
+    expected = [next((i for i, w in enumerate(ws) if w <= target), len(looks) - 1) for ws in widths]
+    assert precision_stops(samples, looks, target).ravel().tolist() == expected
+    assert expected == [0, 2]
+    grouped = precision_stops(samples, looks, target, groups=[0, 0])
+    assert grouped.ravel().tolist() == [expected[1], expected[1]]
+    truth = np.array([0.40, 0.40])
+    covered = coverage_at_stop(samples, looks, grouped, truth)
+    low, high = interval_bounds(shaky[: looks[expected[1]]])
+    assert covered[1, 0] == (low <= 0.40 <= high)
+
+
+def test_stopping_for_precision_costs_coverage_and_the_simulator_measures_it():
+    """The t interval of the mean at a fixed 9 seeds covers 95 %; stopped at the first of 3..20 seeds
+    whose interval is ≤ 0.2 wide it covers less (it stops when the sample σ happens to be small), and
+    the simulator says by how much. Its seeds stay within the looks."""
+    cells = fit(np.array([[0.3, 0.5, 0.4, 0.2, 0.6, 0.4]]), np.zeros((1, 6), bool))   # σ 0.14
+    run = precision_coverage("normal", cells, range(3, 21), 0.2, sims=SIMS, rng=np.random.default_rng(14))
+    low, high = _rate(run.covered)
+    assert high < 0.95
+    assert low > 0.85
+    assert 3 <= run.seeds.min() and run.seeds.max() <= 20
+    fixed = precision_coverage("normal", cells, (9,), 10.0, sims=SIMS, rng=np.random.default_rng(15))
+    assert _rate(fixed.covered)[0] <= 0.95 <= _rate(fixed.covered)[1]
+    table = rows({("mean MCC", "t, stopped for precision"): run.covered}, np.arange(1), "normal", "coverage", 0.95)
+    assert table["measured"].iloc[0] == pytest.approx(run.covered.mean())
