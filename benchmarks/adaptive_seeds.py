@@ -19,8 +19,8 @@ Laplace seeds of the same mean and σ: `calibration`'s `heavy` world).
   and the fixed design at `--max-seeds` (what a planner who only knows σ can reach 0.34 must run).
   Printed: runs of each, the ratios adaptive / fixed, the share of conditions that reached the
   target, the worst category's width (median over sweeps), and the coverage of the intervals at
-  the stop (vs 95 %): of every category, and of each condition's widest category at its stop, the
-  one whose own interval decided when to stop.
+  the stop (vs 95 %): of every category, and of each condition's widest category at its stop (the
+  one nearest the target).
 - **Decision goal** (setup B against setup A per language and category, Welch z at `--looks` seeds
   per arm, two-sided O'Brien–Fleming and Pocock Lan–DeMets boundaries at α = 0.05): under the null
   (A/A) the false-positive rate of the sequential test and of naive repeated Welch tests at the same
@@ -86,7 +86,7 @@ def precision_goal(cells: Fit, looks: np.ndarray, target: float, world: str, sim
     oracle_widths = np.take_along_axis(widths.max(axis=0), oracle[:, None], -1)[:, 0]
     covered = coverage_at_stop(samples, looks, stops, cells.mean)
     fixed_covered = coverage_at_stop(samples, looks, np.full_like(stops, len(looks) - 1), cells.mean)
-    widest = at_stop.reshape(LANGS * SETUPS, CATEGORIES, sims).argmax(axis=1)   # the category that held it up
+    widest = at_stop.reshape(LANGS * SETUPS, CATEGORIES, sims).argmax(axis=1)   # nearest the target
     binding = np.take_along_axis(covered.reshape(LANGS * SETUPS, CATEGORIES, sims), widest[:, None], 1)
     max_runs = LANGS * SETUPS * int(looks[-1])
     return {"world": world, "target": target, "adaptive_runs": float(adaptive_runs.mean()),
