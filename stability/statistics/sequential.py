@@ -13,6 +13,10 @@ Public API (arrays in, arrays out; nothing here reads or writes files):
 - `information_fractions(looks) -> ndarray`: seeds per arm at each look over the last look's.
 - `welch_z(a, b) -> ndarray`: Welch's t of mean(b) − mean(a) per row (seeds on the last axis), as
   the normal z with the same two-sided p-value.
+- `compare_at_looks(a, b, looks, bounds) -> Comparison`: the decision rule on seed runs: per row
+  (a category) of two arms' seed scores in run order, Welch z at each look both arms have reached
+  (the first n_k seeds of each), and the decision ("reject", "accept", "continue") with the look it
+  stopped at.
 - `stopping_look(z, bounds) -> ndarray`: per row of z-statistics at the looks taken so far, the first
   look (0-based) whose |z| reaches its bound; the number of looks taken where none does.
 - `decision(z, bounds) -> str`: "reject" (a boundary crossed), "accept" (every look taken, none
@@ -54,6 +58,8 @@ simulator measures their coverage under this stopping rule, which can fall below
 stopping when the sample σ happens to be small also narrows the interval.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -190,6 +196,8 @@ def stopping_look(z: ArrayLike, bounds: ArrayLike) -> np.ndarray:
     bounds = np.asarray(bounds, float)[: z.shape[-1]]
     with np.errstate(invalid="ignore"):
         crossed = np.abs(z) >= bounds
+    if z.shape[-1] == 0:
+        return np.zeros(z.shape[:-1], int)
     return np.where(crossed.any(axis=-1), crossed.argmax(axis=-1), z.shape[-1])
 
 
@@ -202,6 +210,34 @@ def decision(z: ArrayLike, bounds: ArrayLike) -> str:
     if stopping_look(z, bounds) < len(z):
         return REJECT
     return ACCEPT if len(z) == len(bounds) else CONTINUE
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Where two arms' comparisons stand after the looks both arms have reached."""
+
+    z: np.ndarray            # (rows, looks taken) Welch z at each look taken
+    decision: np.ndarray     # (rows,) "reject", "accept" or "continue"
+    stopped_at: np.ndarray   # (rows,) the look (0-based) that rejected; the looks taken where none did
+
+
+def compare_at_looks(a: ArrayLike, b: ArrayLike, looks: ArrayLike, bounds: ArrayLike) -> Comparison:
+    """The sequential decision per row of two arms' seed scores (seeds on the last axis, in the order
+    they ran; rows broadcast): look k takes the first `looks[k]` seeds of each arm, once both have
+    them. Seeds beyond the last look reached are not used until the next look."""
+    a, b = np.atleast_1d(np.asarray(a, float)), np.atleast_1d(np.asarray(b, float))
+    looks = np.asarray(looks, int)
+    information_fractions(looks)
+    if len(bounds) != len(looks):
+        raise ValueError(f"{len(looks)} looks but {len(bounds)} bounds")
+    reached = looks[looks <= min(a.shape[-1], b.shape[-1])]
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    z = np.stack([welch_z(a[..., :k], b[..., :k]) for k in reached], axis=-1) if len(reached) \
+        else np.zeros((*shape, 0))
+    z = np.broadcast_to(z, (*shape, len(reached)))
+    stopped = stopping_look(z, bounds)
+    last = ACCEPT if len(reached) == len(looks) else CONTINUE
+    return Comparison(z, np.where(stopped < len(reached), REJECT, last), stopped)
 
 
 def interval_bounds(scores: ArrayLike, statistic: str = "mean", method: str = "t",

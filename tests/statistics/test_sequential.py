@@ -9,7 +9,7 @@ from scipy import stats
 
 from stability.statistics.calibration import UNIT, fit, rows
 from stability.statistics.rates import wilson_interval
-from stability.statistics.sequential import (ACCEPT, CONTINUE, REJECT, boundaries, condition_open,
+from stability.statistics.sequential import (ACCEPT, CONTINUE, REJECT, boundaries, compare_at_looks, condition_open,
                                              crossing_probabilities, decision, information_fractions,
                                              interval_bounds, interval_width, spent, stopping_look, welch_z)
 from stability.statistics.sequential_calibration import (coverage_at_stop, decision_false_positives, decision_rows,
@@ -98,6 +98,29 @@ def test_stopping_look_and_decision():
     assert decision([1.0, 1.0, 1.9], bounds) == ACCEPT
     with pytest.raises(ValueError, match="4 looks"):
         decision([0, 0, 0, 0], bounds)
+
+
+def test_compare_at_looks_decides_each_category_from_the_seeds_both_arms_have():
+    looks, bounds = [3, 6, 9], np.array([3.0, 2.5, 2.0])
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.4, 0.05, (3, 7))
+    b = np.stack([a[0] + 1.0, a[1] + rng.normal(0, 0.05, 7), a[2] + 0.06])   # far apart, equal, near
+    b = b[:, :6]                                   # B has 6 seeds so far, A 7: looks 3 and 6 are taken
+    result = compare_at_looks(a, b, looks, bounds)
+    z = np.stack([welch_z(a[:, :k], b[:, :k]) for k in (3, 6)], axis=-1)
+    assert result.z == pytest.approx(z)
+    expected = [REJECT if (np.abs(row) >= bounds[:2]).any() else CONTINUE for row in z]
+    assert result.decision.tolist() == expected
+    assert expected[0] == REJECT and result.stopped_at[0] == 0
+    assert expected[1] == CONTINUE and result.stopped_at[1] == 2
+    waiting = compare_at_looks(a, a[:, ::-1], looks, bounds)
+    assert waiting.z.shape == (3, 2)               # 7 seeds a side: the last look is not reached
+    full = rng.normal(0.4, 0.05, (1, 9))
+    done = compare_at_looks(full, full.copy(), looks, bounds)
+    assert done.z == pytest.approx(np.zeros((1, 3))) and done.decision.tolist() == [ACCEPT]
+    none = compare_at_looks(a[:, :2], b, looks, bounds)
+    assert none.z.shape == (3, 0) and none.decision.tolist() == [CONTINUE] * 3
+    assert none.stopped_at.tolist() == [0, 0, 0]
 
 
 def test_interval_widths_by_hand():
