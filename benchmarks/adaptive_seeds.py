@@ -1,8 +1,8 @@
 """What adaptive seed allocation saves at the study's design, and what it costs in error rates, by
 simulation (`stability.statistics.sequential`, `sequential_calibration`).
 
-    python benchmarks/adaptive_seeds.py [--sims 1000] [--targets 0.3 0.4 0.5] [--start 3] [--step 3] [--max-seeds 24]
-                                        [--looks 3 6 9] [--delta 0.1] [--seed 0] [--json FILE]
+    python benchmarks/adaptive_seeds.py [--sims 1000] [--targets 0.3 0.4 0.5] [--start 3] [--step 3]
+                                        [--max-seeds 24] [--looks 3 6 9] [--delta 0.1] [--seed 0] [--json FILE]
 
 The design: 5 languages × 2 setups (10 conditions) × 33 fine categories. Each category's σ of MCC
 across seeds is drawn from the distribution the study reports (median 0.12, quartiles 0.09 and 0.19,
@@ -12,9 +12,10 @@ Laplace seeds of the same mean and σ: `calibration`'s `heavy` world).
 
 - **Precision goal** (mean MCC of every fine category, its t interval at 95 %): a condition starts
   with `--start` seeds and gets `--step` more a round while some category's interval is wider than
-  the target (each of `--targets` in turn), up to `--max-seeds`. Baselines, measured on the same simulated seeds: the *fixed
-  design that reaches the same worst-category precision* (the fewest seeds on the same grid, the
-  same for every condition, at which every category's interval is at most the target wide: the
+  the target (each of `--targets` in turn), up to `--max-seeds`. Baselines, measured on the same
+  simulated seeds: the *fixed design that reaches the same worst-category precision* (the fewest
+  seeds on the same grid, the same for every condition, at which every category's interval is at
+  most the target wide: the
   fixed design a planner who knew the answer would choose, so the least a fixed design can spend),
   and the fixed design at `--max-seeds` (what a planner who only knows σ can reach 0.34 must run).
   Printed: runs of each, the ratios adaptive / fixed, the share of conditions that reached the
@@ -133,23 +134,32 @@ def _interval(rate: dict) -> str:
 
 def tables(result: dict) -> str:
     """The Markdown tables printed and kept in docs/benchmarks.md."""
-    lines = ["| world | target | adaptive runs | fixed, same worst-category precision | adaptive / fixed | fixed at the "
-             "maximum | adaptive / maximum | conditions at the target | worst width adaptive / fixed | "
-             "coverage at the stop | its widest category's | coverage fixed at the maximum |", "|---" * 12 + "|"]
+    precision = ["world", "target", "adaptive runs", "fixed, same worst-category precision", "adaptive / fixed",
+                 "fixed at the maximum", "adaptive / maximum", "conditions at the target",
+                 "worst width adaptive / fixed", "coverage at the stop", "its widest category's",
+                 "coverage fixed at the maximum"]
+    decision = ["world", "spending", "bounds", "false positives", "naive repeated", "power (Δ)", "fixed power",
+                "seeds per arm", "one comparison's seeds / fixed", "runs", "fixed runs", "runs / fixed"]
+    lines = [_row(precision), "|---" * len(precision) + "|"]
     for row in result["precision"]:
-        lines.append(f"| {row['world']} | {row['target']:g} | {row['adaptive_runs']:.1f} | {row['fixed_same_precision_runs']:.1f} | "
-                     f"**{row['ratio_same_precision']:.2f}** | {row['fixed_max_runs']} | {row['ratio_max']:.2f} | "
-                     f"{row['reached_share']:.1%} | {row['worst_width_adaptive']:.3f} / "
-                     f"{row['worst_width_fixed_same_precision']:.3f} | {_interval(row['coverage'])} | {_interval(row['coverage_widest'])} | "
-                     f"{_interval(row['coverage_fixed_max'])} |")
-    lines += ["", "| world | spending | bounds | false positives | naive repeated | power (Δ) | fixed power | "
-              "seeds per arm | one comparison's seeds / fixed | runs | fixed runs | runs / fixed |", "|---" * 12 + "|"]
+        lines.append(_row([row["world"], f"{row['target']:g}", f"{row['adaptive_runs']:.1f}",
+                           f"{row['fixed_same_precision_runs']:.1f}", f"**{row['ratio_same_precision']:.2f}**",
+                           row["fixed_max_runs"], f"{row['ratio_max']:.2f}", f"{row['reached_share']:.1%}",
+                           f"{row['worst_width_adaptive']:.3f} / {row['worst_width_fixed_same_precision']:.3f}",
+                           _interval(row["coverage"]), _interval(row["coverage_widest"]),
+                           _interval(row["coverage_fixed_max"])]))
+    lines += ["", _row(decision), "|---" * len(decision) + "|"]
     for row in result["decision"]:
-        lines.append(f"| {row['world']} | {row['spending']} | {', '.join(f'{b:.3f}' for b in row['bounds'])} | "
-                     f"{_interval(row['false_positives'])} | {_interval(row['naive_false_positives'])} | "
-                     f"{_interval(row['power'])} | {_interval(row['fixed_power'])} | {row['seeds_per_arm']:.2f} | {row['seeds_ratio']:.2f} | "
-                     f"{row['runs']:.1f} | {row['fixed_runs']} | **{row['ratio']:.2f}** |")
+        lines.append(_row([row["world"], row["spending"], ", ".join(f"{b:.3f}" for b in row["bounds"]),
+                           _interval(row["false_positives"]), _interval(row["naive_false_positives"]),
+                           _interval(row["power"]), _interval(row["fixed_power"]), f"{row['seeds_per_arm']:.2f}",
+                           f"{row['seeds_ratio']:.2f}", f"{row['runs']:.1f}", row["fixed_runs"],
+                           f"**{row['ratio']:.2f}**"]))
     return "\n".join(lines)
+
+
+def _row(cells: list) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
 def main() -> None:
@@ -200,8 +210,9 @@ def main() -> None:
     print(tables(result))
     for row in result["precision"]:
         saved = row["fixed_same_precision_runs"] - row["adaptive_runs"]
-        print(f"{row['world']}, target {row['target']:g}: adaptive {row['adaptive_runs']:.1f} runs vs fixed {row['fixed_same_precision_runs']:.1f} "
-              f"at the same worst-category precision: {saved:.1f} runs saved ({1 - row['ratio_same_precision']:.0%})")
+        print(f"{row['world']}, target {row['target']:g}: adaptive {row['adaptive_runs']:.1f} runs vs fixed "
+              f"{row['fixed_same_precision_runs']:.1f} at the same worst-category precision: {saved:.1f} runs saved "
+              f"({1 - row['ratio_same_precision']:.0%})")
     print(f"{result['seconds']['wall']:.1f} s wall, {result['seconds']['cpu']:.1f} s CPU on {os.cpu_count()} cores "
           f"({platform.processor() or platform.machine()}), load average {os.getloadavg()[0]:.1f}")
     if args.json:
