@@ -15,8 +15,8 @@ Laplace seeds of the same mean and σ: `calibration`'s `heavy` world).
   the target (each of `--targets` in turn), up to `--max-seeds`. Baselines, measured on the same
   simulated seeds: the *fixed design that reaches the same worst-category precision* (the fewest
   seeds on the same grid, the same for every condition, at which every category's interval is at
-  most the target wide: the
-  fixed design a planner who knew the answer would choose, so the least a fixed design can spend),
+  most the target wide: the fixed design a planner who knew the answer would choose, so the least a
+  fixed design can spend),
   and the fixed design at `--max-seeds` (what a planner who only knows σ can reach 0.34 must run).
   Printed: runs of each, the ratios adaptive / fixed, the share of conditions that reached the
   target, the worst category's width (median over sweeps), and the coverage of the intervals at
