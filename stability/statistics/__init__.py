@@ -11,7 +11,9 @@ seed_init × seed_order grid (`variance`), expected best validation score over n
 bootstrap interval and tests of equal spread and mean between two methods (`spread`), intervals
 for σ and σ ratios that hold at few seeds (`intervals`), the Wilson interval of a failure rate
 (`rates`), and the simulation that measures all of these at the runs' own design (`calibration`,
-with almost stochastic order vectorised in `aso_core`) answer a reviewer's questions about comparisons.
+with almost stochastic order vectorised in `aso_core`) answer a reviewer's questions about comparisons;
+when to stop adding seeds, by group-sequential boundaries or a precision target (`sequential`), with
+those rules' error rates measured in the same simulated worlds (`sequential_calibration`).
 Keeping them here lets each command import them without importing another command.
 May import `stability.core` only.
 """
