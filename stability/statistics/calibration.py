@@ -53,12 +53,12 @@ from stability.statistics.bootstrap import draw_counts
 from stability.statistics.intervals import (MIN_SEEDS_BONETT, bonett_ratio_interval, bonett_std_interval,
                                             chi2_std_interval, f_ratio_interval)
 from stability.statistics.rates import wilson_interval
+from stability.statistics.spread import brown_forsythe_p
 
 WORLDS = ("normal", "heavy", "failed", "resampling")
 CHANCE = 0.0             # a failed run's score: MCC at chance
 SIM_RESAMPLES = 1000     # percentile-bootstrap resamples inside each simulated study (the report's default)
 ASO_THRESHOLD = 0.2      # deepsig's recommended ε_min threshold
-_ROUNDING = 64 * np.finfo(float).eps   # relative error of a sum of squares of a few deviations
 ALPHA = 0.05
 FLOOR = 0.90             # below this measured coverage no interval is printed
 MAX_SEEDS = 40           # the largest seed count `seeds_for_coverage` tries
@@ -317,27 +317,6 @@ def delta_coverage(reference: Draw, method: Draw, confidence: float, rng: np.ran
         quiet.filter(RuntimeWarning)   # studies whose seeds are all equal (all failed): no interval
         welch = stats.ttest_ind(b, a, axis=-1, equal_var=False).confidence_interval(confidence)
     return {(DELTA, "welch"): _covers(welch.low, welch.high, truth), (DELTA, "percentile"): boot}
-
-
-def brown_forsythe_p(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Brown–Forsythe (Levene about the medians) p-value per row of two samples, as
-    `scipy.stats.levene(center="median")` for two groups, vectorised, except that sums of squares
-    within float rounding count as 0 (p = 0 where only the groups' deviations differ); NaN without spread."""
-    z_a = np.abs(a - np.median(a, axis=-1, keepdims=True))
-    z_b = np.abs(b - np.median(b, axis=-1, keepdims=True))
-    n_a, n_b = a.shape[-1], b.shape[-1]
-    mean_a, mean_b = z_a.mean(axis=-1), z_b.mean(axis=-1)
-    grand = (n_a * mean_a + n_b * mean_b) / (n_a + n_b)
-    between = n_a * (mean_a - grand) ** 2 + n_b * (mean_b - grand) ** 2
-    within = ((z_a - mean_a[..., None]) ** 2).sum(axis=-1) + ((z_b - mean_b[..., None]) ** 2).sum(axis=-1)
-    # sums of squares within rounding of the deviations are 0: seeds that take two values evenly
-    # (|u − m| and |v − m| about their midpoint m differ in the last bit) have no spread of
-    # deviations, and their F is infinite (p = 0), not 1e32 (p = 1e-156, which scipy gives)
-    rounding = (n_a + n_b) * (_ROUNDING * np.maximum(z_a.max(axis=-1), z_b.max(axis=-1))) ** 2
-    between, within = (np.where(total <= rounding, 0.0, total) for total in (between, within))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        statistic = (n_a + n_b - 2) * between / within
-    return stats.f.sf(statistic, 1, n_a + n_b - 2)
 
 
 @dataclass(frozen=True)

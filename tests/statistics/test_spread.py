@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stability.statistics.spread import std_interval, std_ratio, std_ratio_interval
+from stability.statistics.spread import (brown_forsythe_p, equal_spread_p, std_interval, std_ratio,
+                                         std_ratio_interval)
 
 METHOD = np.array([0.30, 0.35, 0.20, 0.42, 0.31, 0.28])
 REFERENCE = np.array([0.10, 0.50, 0.30, 0.45, 0.05, 0.60])
@@ -94,3 +95,22 @@ def test_the_ratio_interval_leaves_sigmas_own_interval_alone():
     assert std_interval(METHOD, 1000, 0.95, 3) == pytest.approx(
         (stats.bootstrap((METHOD,), lambda v, axis: np.std(v, ddof=1, axis=axis), n_resamples=1000,
                          method="percentile", vectorized=True, random_state=3).confidence_interval), abs=1e-12)
+
+
+def test_brown_forsythe_equals_scipy_levene_about_the_median():
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(0, 1, (20, 5)), rng.normal(0, 2, (20, 7))
+    expected = [stats.levene(x, y, center="median").pvalue for x, y in zip(a, b)]
+    assert brown_forsythe_p(a, b) == pytest.approx(expected, rel=1e-10)
+
+
+def test_brown_forsythe_reads_rounding_as_no_spread():
+    """Seeds at two values, three each: every deviation from the median is the same in exact arithmetic
+    (0.1 in one group, 0.25 in the other), so F is infinite and p = 0; scipy's levene, on the last-bit
+    differences of |u − m|, gives p ≈ 1e-156, and a 5 % threshold at such a p is no threshold."""
+    a = np.array([[0.1, 0.1, 0.1, 0.3, 0.3, 0.3]])
+    b = np.array([[0.2, 0.2, 0.2, 0.7, 0.7, 0.7]])
+    assert 0 < stats.levene(a[0], b[0], center="median").pvalue < 1e-100
+    assert brown_forsythe_p(a, b)[0] == 0.0
+    assert equal_spread_p(a[0], b[0]) == 0.0                 # the report's test is the calibrated one
+    assert np.isnan(brown_forsythe_p(a, a + 0.5)[0])        # no spread on either side, and none between
