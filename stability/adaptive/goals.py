@@ -27,7 +27,29 @@ Decision = dict[str, Any]
 
 
 class Goal(Protocol):
-    def settings(self) -> dict[str, Any]: ...
+    def settings(self) -> dict[str, Any]:
+        """What the plan records of the goal: its name (`goal`) and settings."""
+
+    def decide(self, number: int, runs: dict[str, list[Path]]) -> dict[str, Decision]:
+        """Per condition that ran in round `number`, its decision from its run folders so far."""
+
+
+def _number(value: float) -> float | None:
+    """JSON has no NaN: an undefined width or bound is null."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+class PrecisionGoal:
+    """Stop adding seeds to a condition once the report's calibrated interval of the statistic is
+    narrower than the target (for `coarse`, every coarse category's is); an interval the calibration
+    cannot give ("too few seeds") is as wide as any."""
+
+    def __init__(self, settings: Adaptive) -> None:
+        self.plan = settings
+
+    def settings(self) -> dict[str, Any]:
+        keys = ("goal", "statistic", "target", "confidence", "calibration_sims", "bootstrap", "random_state")
+        return {key: value for key, value in asdict(self.plan).items() if key in keys}
 
     def decide(self, number: int, runs: dict[str, list[Path]]) -> dict[str, Decision]:
         """Each condition on its own runs: its decision never depends on which others ran with it."""

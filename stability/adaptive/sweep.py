@@ -18,6 +18,7 @@ from stability.adaptive.goals import goal_of
 from stability.core.adaptiverecord import (MAXIMUM, OPEN, AdaptiveRecord, Plan, Round, start_or_continue,
                                            summary_lines, write_record)
 from stability.core.errors import UserError
+from stability.core.markdown import counted
 from stability.core.runrecord import RunDir
 
 # one multirun of the training command, from its command line; a failure ends it with SystemExit
@@ -35,7 +36,7 @@ def run_adaptive(argv: list[str], run_round: RunRound) -> AdaptiveRecord:
     while (upcoming := record.next_round()) is not None:
         number, seeds, conditions = upcoming
         print(f"Adaptive round {number}: seeds {', '.join(map(str, seeds))} for {len(conditions)} of "
-              f"{len(plan.conditions)} conditions", flush=True)
+              f"{counted(len(plan.conditions), 'condition')}", flush=True)
         for line in command.round_commands(conditions, seeds):
             run_round(line)
         runs = {name: _finished_runs(command, name, seeds[-1] + 1) for name in conditions}

@@ -20,6 +20,7 @@ from typing import Any
 
 from stability.core.atomic import atomic_write_text
 from stability.core.errors import UserError
+from stability.core.markdown import counted
 
 RECORD_FILE = "adaptive.json"
 OPEN, REACHED, MAXIMUM = "open", "reached", "maximum"
@@ -156,12 +157,12 @@ def summary_lines(record: AdaptiveRecord) -> list[str]:
     plan = record.plan
     settings = ", ".join(f"{key} {value}" for key, value in plan.goal.items() if key != "goal")
     lines = [f"Adaptive sweep: goal {plan.goal.get('goal')} ({settings}); {plan.start} seeds to start, "
-             f"+{plan.step} a round, at most {plan.max}; {len(plan.conditions)} conditions"]
-    lines += [f"round {done.number}: seeds {_seeds(done.seeds)} for {len(done.ran)} conditions: {_states(done.decisions)}"
-              for done in record.rounds]
+             f"+{plan.step} a round, at most {plan.max}; {counted(len(plan.conditions), 'condition')}"]
+    lines += [f"round {done.number}: seeds {_seeds(done.seeds)} for {counted(len(done.ran), 'condition')}: "
+              f"{_states(done.decisions)}" for done in record.rounds]
     upcoming = record.next_round()
     if upcoming is None:
-        lines.append(f"done after {len(record.rounds)} rounds: {_states(record.decisions())}")
+        lines.append(f"done after {counted(len(record.rounds), 'round')}: {_states(record.decisions())}")
     else:
         number, seeds, conditions = upcoming
         lines.append(f"still open (round {number}, seeds {_seeds(seeds)}): {', '.join(conditions)}")

@@ -101,7 +101,7 @@ def test_an_unreadable_record_is_one_line(tmp_path):
 def test_the_sweep_is_done_when_no_condition_is_open_or_no_seed_is_left():
     closed = AdaptiveRecord(_plan(), [Round(1, [0, 1, 2], ["en/rte", "fr/rte"],
                                             {name: {"state": REACHED} for name in ("en/rte", "fr/rte")})])
-    assert closed.next_round() is None and summary_lines(closed)[-1] == "done after 1 rounds: 2 reached"
+    assert closed.next_round() is None and summary_lines(closed)[-1] == "done after 1 round: 2 reached"
     short = _plan(max=3)
     opened = AdaptiveRecord(short, [Round(1, [0, 1, 2], ["en/rte"], {"en/rte": {"state": OPEN}})])
     assert opened.next_round() is None
