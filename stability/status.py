@@ -11,23 +11,26 @@ from omegaconf import DictConfig
 
 from stability.core.adaptiverecord import read_record, summary_lines
 from stability.core.command import run_command
-from stability.sweep.status import SweepStatus, format_status, sweep_status
+from stability.sweep.status import SWEEP_FILE, format_status, sweep_status
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The sweep's training jobs are composed before Hydra starts this command (Hydra composes
     one app's configs at a time), then printed by its job."""
-    found: list[SweepStatus] = []
-    rounds: list[str] = []
+    lines: list[str] = []
 
     def check(configs: list[DictConfig]) -> None:
         folder = Path(configs[0].runs)
         record = read_record(folder)
-        rounds.extend(summary_lines(record) + [""] if record is not None else [])
-        found.append(sweep_status(folder))
+        if record is not None:
+            lines.extend(summary_lines(record))
+            if not (folder / SWEEP_FILE).is_file():   # the plan is written, round 1 not yet started
+                return
+            lines.append("")
+        lines.append(format_status(sweep_status(folder)))
 
     def task(_: DictConfig) -> None:
-        print("\n".join([*rounds, format_status(found[0])]))
+        print("\n".join(lines))
 
     run_command("status", task, argv, check=check)
 
