@@ -15,7 +15,6 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from stability.adaptive.command import is_adaptive
-from stability.adaptive.sweep import run_adaptive
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
 from stability.core.errors import exit_on_interrupt, exit_on_user_error
@@ -68,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 @exit_on_user_error
 def adaptive(arguments: list[str]) -> None:
     """The adaptive sweep: Ctrl-C between or inside rounds keeps every recorded round."""
+    from stability.adaptive.sweep import run_adaptive  # the report's statistics, only for an adaptive sweep
+
     with exit_on_interrupt("finished runs and decided rounds are kept; the same command again goes on"):
         run_adaptive(arguments, train)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from stability.core.confdir import CONF_DIR
 from stability.core.errors import UserError
@@ -23,7 +23,8 @@ from stability.core.jobs import job_configs, without_hydra
 from stability.core.overrides import MULTIRUN_FLAGS, prepare_argv, split_flags
 from stability.core.schemas.adaptive import Adaptive
 
-ADAPTIVE_KEY, SEED_KEY, SEED_MARKER = "adaptive", "seed", "adaptive"
+ADAPTIVE_KEY, SEED_KEY = "adaptive", "seed"
+SEED_ADAPTIVE = "seed=adaptive"   # the seeds are the plan's
 CONFIG_NAME = "adaptive_sweep"
 
 
@@ -33,7 +34,7 @@ def _key(argument: str) -> str:
 
 def is_adaptive(argv: list[str]) -> bool:
     """Whether the command line asks for an adaptive sweep: an `adaptive` key or `seed=adaptive`."""
-    return any(_is_adaptive_key(arg) or arg == f"{SEED_KEY}={SEED_MARKER}" for arg in argv)
+    return any(_is_adaptive_key(arg) or arg == SEED_ADAPTIVE for arg in argv)
 
 
 def _is_adaptive_key(argument: str) -> bool:
@@ -67,8 +68,8 @@ class AdaptiveCommand:
         """The multirun command lines that train exactly `conditions` × `seeds`."""
         rows = [self.conditions[name].overrides for name in conditions]
         seed = f"{SEED_KEY}={','.join(map(str, seeds))}"
-        return [[MULTIRUN_FLAGS[1], *self.hydra, *(f"{key}={','.join(values)}" for key, values in product.items()), seed]
-                for product in products(rows)]
+        return [[MULTIRUN_FLAGS[1], *self.hydra, *(f"{key}={','.join(values)}" for key, values in product.items()),
+                 seed] for product in products(rows)]
 
 
 def products(rows: list[dict[str, str]]) -> list[dict[str, list[str]]]:
@@ -97,36 +98,40 @@ def _products(rows: list[dict[str, str]], keys: list[str]) -> list[dict[str, lis
 def parse(argv: list[str]) -> AdaptiveCommand:
     """The adaptive settings, the conditions and the hydra overrides of an adaptive command line;
     a flag other than -m, or seeds given on it, is one UserError."""
+    _refuse_flags_and_seeds(argv)
+    own = [arg for arg in argv if _is_adaptive_key(arg)]
+    training = [arg for arg in argv if not arg.startswith("-") and not _is_adaptive_key(arg) and arg != SEED_ADAPTIVE]
+    settings = OmegaConf.to_object(without_hydra(job_configs(own, CONFIG_NAME)[0]))
+    configs = job_configs([MULTIRUN_FLAGS[1], *training, f"{SEED_KEY}=0"])
+    folders = sorted({str(cfg.hydra.sweep.dir) for cfg in configs})
+    if len(folders) > 1:
+        raise UserError(f"the sweep writes into {len(folders)} folders ({', '.join(folders)}); an adaptive sweep "
+                        "keeps one record", fix="sweep out (or experiment_name) in separate adaptive sweeps")
+    parsed = OverridesParser.create().parse_overrides(
+        [arg for arg in prepare_argv(training, CONF_DIR) if not arg.startswith("-")])
+    hydra = [o.input_line for o in parsed if o.is_hydra_override()]   # the launcher: no part of the plan
+    return AdaptiveCommand(settings.adaptive, Path(folders[0]), _conditions(configs), hydra,
+                           [o.input_line for o in parsed if not o.is_hydra_override()])
+
+
+def _refuse_flags_and_seeds(argv: list[str]) -> None:
     flags, _ = split_flags(argv)
     other = [flag for flag in flags if flag not in MULTIRUN_FLAGS]
     if other:
         raise UserError(f"an adaptive sweep takes overrides only, not '{other[0]}'",
                         fix=f"drop {other[0]}; docs/adaptive-sweeps.md says what an adaptive sweep writes")
-    own = [arg for arg in argv if _is_adaptive_key(arg)]
-    seeds = [arg for arg in argv if not arg.startswith("-") and _key(arg) == SEED_KEY and arg != f"{SEED_KEY}={SEED_MARKER}"]
+    seeds = [arg for arg in argv if not arg.startswith("-") and _key(arg) == SEED_KEY and arg != SEED_ADAPTIVE]
     if seeds:
         raise UserError(f"'{seeds[0]}': an adaptive sweep chooses its seeds",
-                        fix="drop it (or write seed=adaptive); adaptive.start, adaptive.step and adaptive.max set the seeds")
-    training = [arg for arg in argv if not arg.startswith("-") and not _is_adaptive_key(arg)
-                and arg != f"{SEED_KEY}={SEED_MARKER}"]
-    settings = OmegaConf.to_object(without_hydra(job_configs(own, CONFIG_NAME)[0]))
-    configs = job_configs([MULTIRUN_FLAGS[1], *training, f"{SEED_KEY}=0"])
-    folders = sorted({str(cfg.hydra.sweep.dir) for cfg in configs})
-    if len(folders) > 1:
-        raise UserError(f"the sweep writes into {len(folders)} folders ({', '.join(folders)}); an adaptive sweep keeps "
-                        "one record", fix="sweep out (or experiment_name) in separate adaptive sweeps")
+                        fix="drop it (or write seed=adaptive); adaptive.start, adaptive.step and adaptive.max "
+                            "set the seeds")
+
+
+def _conditions(configs: list[DictConfig]) -> dict[str, Condition]:
+    """Each job's condition (its run folder without the seed) with the overrides that make it."""
     conditions = {}
     for cfg in configs:
-        overrides = {}
-        for line in cfg.hydra.overrides.task:
-            if _key(line) != SEED_KEY:
-                overrides[line.split("=", 1)[0]] = line.split("=", 1)[1]
-        condition = Condition(str(cfg.hydra.sweep.subdir).rsplit("/", 1)[0], str(cfg.lang.code), str(cfg.setup),
-                              str(cfg.variant), overrides)
-        conditions[condition.name] = condition
-    parser = OverridesParser.create()
-    prepared = [arg for arg in prepare_argv(training, CONF_DIR) if not arg.startswith("-")]
-    parsed = parser.parse_overrides(prepared)
-    hydra = [o.input_line for o in parsed if o.is_hydra_override()]   # the launcher: not part of the plan
-    return AdaptiveCommand(settings.adaptive, Path(folders[0]), conditions, hydra,
-                           [o.input_line for o in parsed if not o.is_hydra_override()])
+        overrides = dict(line.split("=", 1) for line in cfg.hydra.overrides.task if _key(line) != SEED_KEY)
+        name = str(cfg.hydra.sweep.subdir).rsplit("/", 1)[0]
+        conditions[name] = Condition(name, str(cfg.lang.code), str(cfg.setup), str(cfg.variant), overrides)
+    return conditions
