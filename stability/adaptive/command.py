@@ -103,6 +103,7 @@ def parse(argv: list[str]) -> AdaptiveCommand:
     training = [arg for arg in argv if not arg.startswith("-") and not _is_adaptive_key(arg) and arg != SEED_ADAPTIVE]
     settings = OmegaConf.to_object(without_hydra(job_configs(own, CONFIG_NAME)[0]))
     configs = job_configs([MULTIRUN_FLAGS[1], *training, f"{SEED_KEY}=0"])
+    _refuse_conditions_that_move(configs, job_configs([MULTIRUN_FLAGS[1], *training, f"{SEED_KEY}=1"]))
     folders = sorted({str(cfg.hydra.sweep.dir) for cfg in configs})
     if len(folders) > 1:
         raise UserError(f"the sweep writes into {len(folders)} folders ({', '.join(folders)}); an adaptive sweep "
@@ -125,6 +126,17 @@ def _refuse_flags_and_seeds(argv: list[str]) -> None:
         raise UserError(f"'{seeds[0]}': an adaptive sweep chooses its seeds",
                         fix="drop it (or write seed=adaptive); adaptive.start, adaptive.step and adaptive.max "
                             "set the seeds")
+
+
+def _refuse_conditions_that_move(first: list[DictConfig], second: list[DictConfig]) -> None:
+    """Each job's condition is the same at seed 0 and seed 1: a seed_init or seed_order set apart from
+    the seed names a variant (`init0`) at every seed but its own, so its seeds would not be one condition."""
+    for at_zero, at_one in zip(first, second):
+        moved = str(at_zero.hydra.sweep.subdir).rsplit("/", 1)[0], str(at_one.hydra.sweep.subdir).rsplit("/", 1)[0]
+        if moved[0] != moved[1]:
+            raise UserError(f"the runs' folder changes with the seed ({moved[0]} at seed 0, {moved[1]} at seed 1), "
+                            "so the seeds of an adaptive sweep would not be one condition",
+                            fix="leave seed_init and seed_order to follow seed in an adaptive sweep")
 
 
 def _conditions(configs: list[DictConfig]) -> dict[str, Condition]:

@@ -66,6 +66,8 @@ def test_round_commands_name_the_open_conditions_and_the_round_seeds(tmp_path):
     (["adaptive=precision", "adaptive.statistic=median"], "adaptive.statistic='median' is not known"),
     (["adaptive=precision", "adaptive.target=0"], "adaptive.target=0.0 is out of range"),
     (["adaptive=precision", "--cfg", "job"], "an adaptive sweep takes overrides only, not '--cfg'"),
+    (["adaptive=precision", "seed_init=0"], "the runs' folder changes with the seed (en/rte at seed 0, "
+                                            "en/rte/init0 at seed 1)"),
 ])
 def test_wrong_adaptive_settings_are_one_line(argv, fragment):
     with pytest.raises(UserError, match="fix: ") as refused:
