@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from stability.core.adaptiverecord import OPEN, REACHED
+from stability.core.adaptiverecord import precision_state
 from stability.core.schemas.adaptive import PRECISION, Adaptive
 from stability.report.precision import condition_intervals
 
@@ -62,7 +62,7 @@ class PrecisionGoal:
         widths = cells["width"].to_numpy(float)
         widest = float("nan") if np.isnan(widths).any() else float(widths.max())
         return {
-            "state": REACHED if widest < self.plan.target else OPEN,
+            "state": precision_state(widest, self.plan.target),
             "n_seeds": int(cells["n_seeds"].min()),
             "width": _number(widest),
             "cells": [{"category": row.category, "estimate": _number(row.estimate), "low": _number(row.low),

@@ -15,7 +15,7 @@ from typing import Callable
 
 from stability.adaptive.command import AdaptiveCommand, parse
 from stability.adaptive.goals import goal_of
-from stability.core.adaptiverecord import (MAXIMUM, OPEN, AdaptiveRecord, Plan, Round, start_or_continue,
+from stability.core.adaptiverecord import (AdaptiveRecord, Plan, Round, at_maximum, start_or_continue,
                                            summary_lines, write_record)
 from stability.core.errors import UserError
 from stability.core.markdown import counted
@@ -42,8 +42,7 @@ def run_adaptive(argv: list[str], run_round: RunRound) -> AdaptiveRecord:
         runs = {name: _finished_runs(command, name, seeds[-1] + 1) for name in conditions}
         decisions = goal.decide(number, runs)
         for name, decision in decisions.items():
-            if decision["state"] == OPEN and len(runs[name]) >= plan.max:
-                decision["state"] = MAXIMUM
+            decision["state"] = at_maximum(decision["state"], len(runs[name]), plan.max)
         record = record.with_round(Round(number, seeds, conditions, decisions))
         write_record(command.folder, record)
     print("\n".join([f"{command.folder}:", *summary_lines(record)]))

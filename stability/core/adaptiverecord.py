@@ -26,6 +26,18 @@ RECORD_FILE = "adaptive.json"
 OPEN, REACHED, MAXIMUM = "open", "reached", "maximum"
 
 
+def precision_state(width: float | None, target: float) -> str:
+    """The precision goal's rule for one condition at one look: `REACHED` once its interval (the
+    widest of its cells; None or NaN where none could be given) is narrower than `target`, else `OPEN`.
+    Here, below every goal and simulator, so a simulation of the stopping rule runs this very rule."""
+    return REACHED if width is not None and width == width and width < target else OPEN
+
+
+def at_maximum(state: str, n_seeds: int, maximum: int) -> str:
+    """A condition still open with the plan's most seeds is closed: `MAXIMUM`."""
+    return MAXIMUM if state == OPEN and n_seeds >= maximum else state
+
+
 @dataclass(frozen=True)
 class Plan:
     """What is fixed before round 1: seeds to start with, added per round, the most; the goal

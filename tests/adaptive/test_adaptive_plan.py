@@ -9,8 +9,8 @@ import json
 import pytest
 
 from stability.adaptive.command import parse, products
-from stability.core.adaptiverecord import (OPEN, REACHED, AdaptiveRecord, Plan, Round, read_record,
-                                           start_or_continue, summary_lines, write_record)
+from stability.core.adaptiverecord import (OPEN, REACHED, AdaptiveRecord, Plan, Round, at_maximum, precision_state,
+                                           read_record, start_or_continue, summary_lines, write_record)
 from stability.core.errors import UserError
 from stability.core.jobs import job_configs
 
@@ -107,3 +107,11 @@ def test_the_sweep_is_done_when_no_condition_is_open_or_no_seed_is_left():
     short = _plan(max=3)
     opened = AdaptiveRecord(short, [Round(1, [0, 1, 2], ["en/rte"], {"en/rte": {"state": OPEN}})])
     assert opened.next_round() is None
+
+
+@pytest.mark.parametrize("width, n_seeds, state", [
+    (0.05, 3, REACHED), (0.1, 3, OPEN), (None, 3, OPEN), (float("nan"), 3, OPEN),
+    (0.2, 8, "maximum"), (0.05, 8, REACHED), (None, 8, "maximum"),
+])
+def test_the_precision_rule_closes_below_the_target_or_at_the_maximum(width, n_seeds, state):
+    assert at_maximum(precision_state(width, 0.1), n_seeds, 8) == state
