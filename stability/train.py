@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Sequence
@@ -13,8 +14,10 @@ from typing import Sequence
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from stability.adaptive.command import is_adaptive
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
+from stability.core.errors import exit_on_interrupt, exit_on_user_error
 from stability.core.joboutput import claim_job_folder
 from stability.core.runlock import hold_run
 from stability.core.schemas.train import train_settings
@@ -52,7 +55,26 @@ def interrupted(configs: list[DictConfig], multirun: bool) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Every job is composed before the first starts: a bad value, two jobs that would share a
     run directory or compute the same run, or a finished run another config or other data would
-    replace, is refused now (`sweep.guard`) rather than a failure (or a lost run) halfway through."""
+    replace, is refused now (`sweep.guard`) rather than a failure (or a lost run) halfway through.
+    With `adaptive=...` the sweep runs in rounds, each such a command (`stability.adaptive`)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if is_adaptive(arguments):
+        adaptive(arguments)
+        return
+    train(arguments)
+
+
+@exit_on_user_error
+def adaptive(arguments: list[str]) -> None:
+    """The adaptive sweep: Ctrl-C between or inside rounds keeps every recorded round."""
+    from stability.adaptive.sweep import run_adaptive  # the report's statistics, only for an adaptive sweep
+
+    with exit_on_interrupt("finished runs and decided rounds are kept; the same command again goes on"):
+        run_adaptive(arguments, train)
+
+
+def train(argv: Sequence[str]) -> None:
+    """One training command: a single run or a multirun."""
     run_command(CONFIG_NAME, task, argv, check=check_sweep, extra_overrides=rank_overrides(),
                 hold=partial(hold_run, slurm_queued=job_queued), claimed=True,  # one writer per run
                 interrupted=interrupted)

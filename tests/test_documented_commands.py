@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stability.adaptive.command import is_adaptive, parse
 from stability.cli import COMMANDS, PROGRAM
 from stability.core.config import CONF_DIR
 from stability.core.jobs import job_configs
@@ -72,5 +73,7 @@ def test_a_documented_command_composes(where, line, tmp_path, monkeypatch):
     if command == "plan":   # the plan's own keys, then the training overrides it expands
         own, training = split_arguments(arguments)
         assert job_configs(own, config_name="plan") and job_configs(training), f"{where}: {line}"
+    elif command == "train" and is_adaptive(arguments):   # its own settings, then the conditions it trains
+        assert parse(arguments).conditions, f"{where}: {line}"
     else:
         assert job_configs(arguments, config_name=command), f"{where}: {line}"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from stability.core.markdown import num
 from stability.report.compare import Condition
@@ -261,6 +262,26 @@ def std_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *
     if method == "percentile":
         return std_interval(values, bootstrap, confidence, random_state)
     return std_interval_of(values, method, confidence)
+
+
+def mean_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
+                random_state: int) -> tuple[float, float]:
+    """The mean's interval by the chosen method (`interval_method`; NaN where none is usable or the cell
+    was not calibrated): t (`scipy.stats.ttest_1samp`), or the percentile bootstrap over seeds
+    (`scipy.stats.bootstrap`, as `spread.std_interval` for σ)."""
+    method = interval_method(choice, calibrated)[0]
+    values = np.asarray(values, float)
+    values = values[~np.isnan(values)]
+    if method in (TOO_FEW, UNFITTED) or len(values) < MIN_SEEDS:
+        return float("nan"), float("nan")
+    if method == "t":
+        low, high = stats.ttest_1samp(values, 0.0).confidence_interval(confidence)
+    elif method == "percentile" and bootstrap:
+        low, high = stats.bootstrap((values,), np.mean, n_resamples=bootstrap, confidence_level=confidence,
+                                    method="percentile", vectorized=True, random_state=random_state).confidence_interval
+    else:
+        return float("nan"), float("nan")
+    return float(low), float(high)
 
 
 def ratio_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, reference: np.ndarray, *,

@@ -4,13 +4,14 @@ and one entry in `SECTIONS`."""
 from __future__ import annotations
 
 from stability.report.section import Section
-from stability.report.sections import (agreement, categories, category_learning, comparison, comparison_tests,
-                                       consistency, data_map, expected_max, extra_eval, failed, inputs,
-                                       instability_atlas, intervals, language_tests, languages, probing, seed_power,
-                                       sizes, stabilizers, suites, summary, trust, variance_sources)
+from stability.report.sections import (adaptive, agreement, categories, category_learning, comparison,
+                                       comparison_tests, consistency, data_map, expected_max, extra_eval, failed,
+                                       inputs, instability_atlas, intervals, language_tests, languages, probing,
+                                       seed_power, sizes, stabilizers, suites, summary, trust, variance_sources)
 
 SECTIONS: tuple[Section, ...] = (
     inputs.build,
+    adaptive.build,
     trust.build,
     summary.build,
     extra_eval.build,

@@ -1,0 +1,66 @@
+"""The settings of an adaptive training sweep (`nli-stability train adaptive=precision ...`).
+
+They are composed apart from the runs' own config (`conf/adaptive_sweep.yaml`, group `adaptive`),
+so an adaptive sweep's runs have exactly the config, fingerprint and folder of an ordinary sweep's
+and each is found, not retrained, by either. The calibration keys default to the report's own
+(`ReportSchema`), so the interval a round decides on is the one `nli-stability report` prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from stability.core.errors import UserError
+from stability.core.schemas.checks import above, at_least, one_of, seed, within
+from stability.core.schemas.report import ReportSchema
+
+PRECISION = "precision"
+GOALS = (PRECISION,)
+# the statistic whose interval the precision goal narrows: the overall MCC's mean, every coarse
+# category's mean MCC (the widest decides), or σ of the overall MCC over seeds
+STATISTICS = ("overall", "coarse", "sigma")
+_REPORT = {field.name: field.default for field in fields(ReportSchema)}
+
+
+@dataclass
+class Adaptive:
+    """The plan: seeds to start with, seeds added a round, the most seeds, and the goal."""
+
+    goal: str = MISSING
+    start: int = 3
+    step: int = 1
+    max: int = 10
+    statistic: str = "overall"
+    target: float = 0.1
+    confidence: float = _REPORT["confidence"]
+    calibration_sims: int = _REPORT["calibration_sims"]
+    bootstrap: int = _REPORT["bootstrap"]
+    random_state: int = _REPORT["random_state"]
+
+    def __post_init__(self) -> None:
+        one_of("adaptive.goal", self.goal, GOALS)
+        at_least("adaptive.start", self.start, 2)   # no interval from one seed
+        at_least("adaptive.step", self.step, 1)
+        if self.max < self.start:
+            raise UserError(f"adaptive.max={self.max} is below adaptive.start={self.start}",
+                            fix=f"pass adaptive.max=<an integer >= {self.start}>")
+        one_of("adaptive.statistic", self.statistic, STATISTICS)
+        above("adaptive.target", self.target, 0)
+        within("adaptive.confidence", self.confidence, 0, 1, open_low=True)
+        at_least("adaptive.calibration_sims", self.calibration_sims, 1)   # the interval is the calibrated one
+        at_least("adaptive.bootstrap", self.bootstrap, 0)
+        seed("adaptive.random_state", self.random_state)
+
+
+@dataclass
+class AdaptiveSweep:
+    """conf/adaptive_sweep.yaml: the chosen `adaptive` option with its overrides."""
+
+    adaptive: Adaptive = MISSING
+
+
+def register(store: ConfigStore) -> None:
+    store.store(name="adaptive_schema", node=Adaptive)
+    store.store(name="adaptive_sweep_schema", node=AdaptiveSweep)
