@@ -32,9 +32,6 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
     weights. Validation passes each batch of the solo run's (`batching.eval_batches`) once through all
     members (`FusedMembers.predict_entailment_probability`)."""
     trainer = settings.trainer
-    if trainer.validation_steps is not None:
-        raise UserError(f"fused seeds validate after each epoch, not every trainer.eval_every={trainer.eval_every} steps",
-                        fix="trainer.eval_every=epoch, or train these seeds one by one")
     if accelerator.num_processes > 1:
         raise UserError(f"fused seeds train in one process, not {accelerator.num_processes}",
                         fix="run without accelerate launch, or train these seeds one by one")
