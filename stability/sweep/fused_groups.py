@@ -5,7 +5,7 @@ and so on. Blocks fixed by the seeds, not by the sweep, make a member's group a 
 config: a member's numbers depend on its group (its dropout masks are drawn with the group's), so
 `seed=3` fused three at a time is the same computation in `seed=0..5` and in `seed=3..5`, and its
 folder, fingerprint and skip-when-finished hold as for a solo run. A sweep with part of a block is
-refused, as is a single run.
+refused (a single run is one seed of a block).
 
 The group's first job in the sweep trains it and writes every member's run folder; the others, run
 after it by Hydra's basic launcher in the same process, find their run finished and skip it. The
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from stability.core.errors import UserError
@@ -46,9 +45,6 @@ def fused_groups(configs: list[DictConfig]) -> list[FusedGroup]:
         return []
     first = configs[fused[0]]
     size = int(first.trainer.fuse_seeds)
-    if first.hydra.mode != RunMode.MULTIRUN:
-        raise UserError(f"trainer.fuse_seeds={size} fuses the seeds of a sweep, not a single run",
-                        fix=f"sweep a whole block of seeds, e.g. -m seed=0..{size - 1}, or trainer.fuse_seeds=1")
     launcher = str(OmegaConf.select(first, "hydra.launcher._target_", default=""))
     if launcher != BASIC_LAUNCHER:
         raise UserError(f"trainer.fuse_seeds={size} runs under Hydra's basic launcher only, not "
