@@ -75,6 +75,7 @@ def check(configs: list[DictConfig]) -> None:
     """`sweep.guard`'s checks, then the sweep's fused groups (`sweep.fused_groups`), each refused in
     one line where it cannot be fused, and kept for the jobs to find."""
     check_sweep(configs)
+    _FUSED.clear()     # a command run before in this process (a test's) left its sweep's groups
     for group in fused_groups(configs):
         from stability.finetune.fused import refuse_unfusable   # torch: only for a fused sweep
 
