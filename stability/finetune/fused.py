@@ -22,8 +22,7 @@ and one forward and one backward per step serve K batches. Each member keeps wha
 
 What does not hold yet is refused (`refuse_unfusable`): BertAdam (it clips each tensor by a norm
 that would span all members), mixout and the pretrained decay (parametrisations and a penalty over
-one model's parameters), validating every N steps and recording training dynamics (`fused_loop`
-validates after each epoch and records none), fp16 (its loss scale would be one for all members). bf16 is accelerate's:
+one model's parameters), validating every N steps (`fused_loop` validates after each epoch), fp16 (its loss scale would be one for all members). bf16 is accelerate's:
 the forward under autocast, weights, gradients and optimiser in float32.
 """
 from __future__ import annotations
@@ -53,7 +52,7 @@ from stability.finetune.schedules import LearningRate, plateau_rule
 _CLIP_EPS = 1e-6
 
 # trainer keys the fused engine does not run yet, with the value that it does run
-_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "eval_every": "epoch", "dynamics": False}
+_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "eval_every": "epoch"}
 
 
 def refuse_unfusable(trainer: Trainer) -> None:

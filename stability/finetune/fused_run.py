@@ -1,7 +1,7 @@
 """A fused group of a sweep (`trainer.fuse_seeds=K`): K jobs that differ only in their seed, trained
 as one fused model (`fused_loop.train_members`) by the group's first job, each member written to its
 own run folder exactly as its solo run writes one (`run.evaluate_and_record`): config, train log,
-predictions, weights where asked, and the record, whose `engine` (`fused<K>`) and `fused_with` (the
+predictions, weights and training dynamics where asked, and the record, whose `engine` (`fused<K>`) and `fused_with` (the
 group's seeds) say how it was trained. The group's other jobs find their run finished and skip it.
 
 A member's result depends on its group, not on its own seeds alone: vmap draws the K members' dropout
@@ -38,8 +38,9 @@ from stability.finetune.fused import build_members
 from stability.finetune.fused_loop import train_members
 from stability.finetune.precision import forget_previous_precision, refuse_precision_not_run, resolve_mixed_precision, \
     run_device
-from stability.finetune.run import (Attempt, evaluate_and_record, load_encoded, plan_attempt, recorded_config,
-                                    run_name)
+from stability.finetune.dynamics import DynamicsRecorder
+from stability.finetune.run import (Attempt, EncodedData, dynamics_recording, evaluate_and_record, load_encoded,
+                                    plan_attempt, recorded_config, run_name)
 from stability.tracking.trackers import make_tracker
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def run_group(members: Sequence[Member], first: Path, hold: Hold,
             return list(attempts)
         own = [attempt for attempt, member in zip(attempts, members)
                if member.path == first and isinstance(attempt, Attempt)]
-        return _train_group(members, attempts, lambda folders: claim(own[0].target.path if own else folders))
+        return _train_group(members, attempts, lambda folder: claim(own[0].target.path if own else folder))
 
 
 def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
@@ -99,11 +100,12 @@ def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
     seeds = [member.settings.seed for member in members]
     models = build_members(first.model, loaded.tokenizer, first.trainer, [m.settings.seed_init for m in members])
     log.info("[fused] seeds %s as one model of %d members", ", ".join(map(str, seeds)), len(members))
+    recorders = [_recorder(attempt, loaded, accelerator) for attempt in attempts]
     results = train_members(models, [m.settings.seed_init for m in members], [m.settings.seed_order for m in members],
                             loaded.encoded["train"][0], loaded.encoded["validation"][0], first, accelerator,
-                            loaded.pad_id, f"fused seeds {','.join(map(str, seeds))}")
+                            loaded.pad_id, f"fused seeds {','.join(map(str, seeds))}", recorders)
     records = []
-    for attempt, model, result in zip(attempts, models, results):
+    for attempt, model, result, recorder in zip(attempts, models, results, recorders):
         if isinstance(attempt, RunRecord):
             records.append(attempt)
             continue
@@ -116,10 +118,18 @@ def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
                      entry["val_accuracy"])
         # prepared as a solo run's model is: its evaluation under the run's mixed precision
         record = evaluate_and_record(accelerator.prepare_model(model), settings, attempt.composed, target, loaded,
-                                     accelerator, result, None, tracker, attempt.inputs, started_at, started, seeds)
+                                     accelerator, result, recorder, tracker, attempt.inputs, started_at, started, seeds)
         attempt.take_place()
         records.append(record)
     return records
+
+
+def _recorder(attempt: Attempt | RunRecord, loaded: EncodedData, accelerator: Accelerator) -> DynamicsRecorder | None:
+    """The recorder of a member that is written with `trainer.dynamics=true`, writing into its folder
+    as a solo run's does (`run._train_and_record`); None for the others."""
+    if not isinstance(attempt, Attempt) or not attempt.settings.trainer.dynamics:
+        return None
+    return dynamics_recording(attempt.target, loaded, accelerator)[0]
 
 
 def follow_group(settings: TrainConfig, composed: DictConfig, path: Path, first: Path) -> RunRecord:

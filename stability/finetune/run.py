@@ -219,11 +219,7 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
 
     recorder, writer = None, None
     if settings.trainer.dynamics:
-        data = loaded.data
-        examples = {"train": to_examples(data.train), "validation": to_examples(data.validation),
-                    "diagnostic": loaded.diagnostic}
-        writer = DynamicsWriter(run_dir, examples, main)
-        recorder = DynamicsRecorder(len(data.train), loaded.encoded["diagnostic"][0], accelerator.device, writer)
+        recorder, writer = dynamics_recording(run_dir, loaded, accelerator)
 
     def on_validation(entry: dict) -> None:
         if main:
@@ -246,6 +242,17 @@ def _train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunD
     if record is not None and checkpoint is not None:
         checkpoint.unlink(missing_ok=True)
     return record
+
+
+def dynamics_recording(run_dir: RunDir, loaded: EncodedData,
+                       accelerator: Accelerator) -> tuple[DynamicsRecorder, DynamicsWriter]:
+    """The recorder of a run's training dynamics and the writer that stores them in `run_dir` (from the
+    main process)."""
+    data = loaded.data
+    examples = {"train": to_examples(data.train), "validation": to_examples(data.validation),
+                "diagnostic": loaded.diagnostic}
+    writer = DynamicsWriter(run_dir, examples, accelerator.is_main_process)
+    return DynamicsRecorder(len(data.train), loaded.encoded["diagnostic"][0], accelerator.device, writer), writer
 
 
 def evaluate_and_record(model: PreTrainedModel, settings: TrainConfig, composed: DictConfig, run_dir: RunDir,
