@@ -100,6 +100,9 @@ def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
     seeds = [member.settings.seed for member in members]
     models = build_members(first.model, loaded.tokenizer, first.trainer, [m.settings.seed_init for m in members])
     log.info("[fused] seeds %s as one model of %d members", ", ".join(map(str, seeds)), len(members))
+    if first.trainer.resume:
+        log.info("[fused] trainer.resume=true: a fused group keeps no checkpoint; killed, it is trained again "
+                 "from its start, its finished members kept")
     recorders = [_recorder(attempt, loaded, accelerator) for attempt in attempts]
     results = train_members(models, [m.settings.seed_init for m in members], [m.settings.seed_order for m in members],
                             loaded.encoded["train"][0], loaded.encoded["validation"][0], first, accelerator,
