@@ -15,8 +15,10 @@ import pytest
 import yaml
 from helpers import QUICK, assert_one_line_error, predictions, runs, train_cli
 
+from stability.core.config import compose_config
 from stability.core.errors import UserError
 from stability.core.runrecord import RunDir, RunRecord
+from stability.core.schemas.train import train_settings
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.cli import main as report_main
 from stability.report.collect import collect
@@ -126,6 +128,20 @@ def test_fused_members_record_their_own_training_dynamics_and_the_same_results(f
         np.testing.assert_allclose([row["prob_entailment"] for row in predictions(run.path)],
                                    [row["prob_entailment"] for row in without], atol=1e-5)
     assert not np.array_equal(best_diagnostic[0], best_diagnostic[1])
+
+
+def test_a_member_whose_group_did_not_finish_it_says_so_in_one_line(tmp_path):
+    """The group's first job failed, so a later member's job finds no run: it names that job, trains nothing."""
+    from stability.finetune.fused_run import follow_group
+
+    composed = compose_config([*QUICK, "seed=1", "trainer.fuse_seeds=2", f"paths.output_dir={tmp_path}"])
+    first, own = tmp_path / "seed0", tmp_path / "seed1"
+    with pytest.raises(UserError) as refused:
+        follow_group(train_settings(composed), composed, own, first)
+    assert str(refused.value) == (f"seed 1 is trained by its fused group's first job, in {first}, which did not "
+                                  f"finish it (fix: see that job's error in {first}; the same command again trains "
+                                  f"the group)")
+    assert not own.exists()
 
 
 def _write_run(root: Path, seed: int, engine: str | None) -> Path:
