@@ -5,7 +5,8 @@ and so on. Blocks fixed by the seeds, not by the sweep, make a member's group a 
 config: a member's numbers depend on its group (its dropout masks are drawn with the group's), so
 `seed=3` fused three at a time is the same computation in `seed=0..5` and in `seed=3..5`, and its
 folder, fingerprint and skip-when-finished hold as for a solo run. A sweep with part of a block is
-refused (a single run is one seed of a block).
+refused (a single run is one seed of a block), and so is a fused sweep that varies seed_init or
+seed_order besides seed (an init × order grid: its jobs of one seed would fall in one block).
 
 The group's first job in the sweep trains it and writes every member's run folder; the others, run
 after it by Hydra's basic launcher in the same process, find their run finished and skip it. The
@@ -59,6 +60,11 @@ def fused_groups(configs: list[DictConfig]) -> list[FusedGroup]:
     for (_, block), jobs in blocks.items():
         k = int(configs[jobs[0]].trainer.fuse_seeds)
         seeds = {int(configs[number].seed): number for number in jobs}
+        if len(seeds) < len(jobs):      # jobs of one seed: the sweep varies seed_init or seed_order too
+            raise UserError(f"trainer.fuse_seeds={k} fuses jobs that differ only in seed, and this sweep also varies "
+                            f"seed_init or seed_order ({len(jobs)} jobs of seeds {block * k}..{block * k + k - 1})",
+                            fix="sweep seed alone with trainer.fuse_seeds, or seed_init and seed_order with "
+                                "trainer.fuse_seeds=1")
         wanted = range(block * k, block * k + k)
         missing = [seed for seed in wanted if seed not in seeds]
         if missing:

@@ -183,14 +183,19 @@ def test_plan_counts_fused_groups():
 
 
 @pytest.mark.parametrize("overrides, fragments", [
-    (["seed=1..3"], ["trainer.fuse_seeds=3 trains seeds in blocks of 3 (0..2 is one): this sweep has seed 1, 2 of it "
-                     "without 0", "(fix: sweep whole blocks, e.g. seed=0..2)"]),
-    (["seed=0..2", "hydra/launcher=local_gpus"], ["runs under Hydra's basic launcher only, not PackedJoblibLauncher"]),
-    (["seed=0..2", "trainer.mixout=0.1", "trainer.eval_every=4"],
+    (["seed=1..3", "trainer.fuse_seeds=3"],
+     ["trainer.fuse_seeds=3 trains seeds in blocks of 3 (0..2 is one): this sweep has seed 1, 2 of it without 0",
+      "(fix: sweep whole blocks, e.g. seed=0..2)"]),
+    (["seed=0..2", "trainer.fuse_seeds=3", "hydra/launcher=local_gpus"],
+     ["runs under Hydra's basic launcher only, not PackedJoblibLauncher"]),
+    (["seed=0..2", "trainer.fuse_seeds=3", "trainer.mixout=0.1", "trainer.eval_every=4"],
      ["seeds cannot be fused with trainer.mixout=0.1, trainer.eval_every=4"]),
-], ids=["part-of-a-block", "launcher", "unfusable"])
+    (["seed=0..1", "seed_order=0,1", "trainer.fuse_seeds=2"],
+     ["trainer.fuse_seeds=2 fuses jobs that differ only in seed, and this sweep also varies seed_init or "
+      "seed_order (4 jobs of seeds 0..1)"]),
+], ids=["part-of-a-block", "launcher", "unfusable", "seed-grid"])
 def test_what_cannot_be_fused_is_refused_in_one_line_before_anything_is_written(tmp_path, overrides, fragments):
     out = tmp_path / "outputs"
-    result = train_cli([*QUICK, "trainer.fuse_seeds=3", *overrides, f"paths.output_dir={out}"], tmp_path)
+    result = train_cli([*QUICK, *overrides, f"paths.output_dir={out}"], tmp_path)
     assert_one_line_error(result, *fragments)
     assert not out.exists()
