@@ -2,7 +2,8 @@
 as one fused model (`fused_loop.train_members`) by the group's first job, each member written to its
 own run folder exactly as its solo run writes one (`run.evaluate_and_record`): config, train log,
 predictions, weights and training dynamics where asked, and the record, whose `engine` (`fused<K>`)
-and `fused_with` (the group's seeds) say how it was trained. The group's other jobs find their run finished and skip it.
+and `fused_with` (the group's seeds) say how it was trained. The group's other jobs find their run
+finished and skip it.
 
 A member's result depends on its group, not on its own seeds alone: vmap draws the K members' dropout
 masks from one stream, seeded by the group, and pads each step's K batches to the widest. So the
