@@ -4,6 +4,7 @@ one; the engine is recorded and never pooled with another; what cannot be fused 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers import QUICK, assert_one_line_error, predictions, runs, train_cli
+from helpers import QUICK, assert_one_line_error, predictions, runs, saved_model_probabilities, train_cli
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError
@@ -128,6 +129,24 @@ def test_fused_members_record_their_own_training_dynamics_and_the_same_results(f
         np.testing.assert_allclose([row["prob_entailment"] for row in predictions(run.path)],
                                    [row["prob_entailment"] for row in without], atol=1e-5)
     assert not np.array_equal(best_diagnostic[0], best_diagnostic[1])
+
+
+@pytest.mark.slow
+def test_a_fused_sweep_asked_for_weights_redoes_its_groups_to_the_same_predictions_with_each_members_weights(
+        fused_sweep, tmp_path):
+    """Weights asked of a finished fused sweep: each group is trained again (a redo to record more, through
+    the staging folders), the finished runs kept under replaced/, and each member's saved weights are its own."""
+    out = tmp_path / "outputs"
+    shutil.copytree(fused_sweep, out / "smoke")
+    result = train_cli([*FUSED, "trainer.save_model=true", f"paths.output_dir={out}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    for seed in range(3):
+        run = RunDir(out / "smoke" / "en" / "rte" / VARIANT / f"seed{seed}")
+        before = predictions(fused_sweep / "en" / "rte" / VARIANT / f"seed{seed}")
+        assert run.read_record().saved_model == "model" and len(run.replaced_runs()) == 1
+        assert predictions(run.path) == before                          # the same computation, redone
+        np.testing.assert_allclose(saved_model_probabilities(run), [row["prob_entailment"] for row in before],
+                                   atol=1e-5)
 
 
 def test_a_member_whose_group_did_not_finish_it_says_so_in_one_line(tmp_path):
