@@ -23,7 +23,7 @@ from stability.core.schemas.train import train_settings
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.cli import main as report_main
 from stability.report.collect import collect
-from stability.sweep.plan import format_plan, fused_group_count, planned_runs
+from stability.sweep.plan import format_plan, fused_group_count, plan_json, planned_runs
 
 FUSED = [*QUICK, "seed=0..2", "trainer.fuse_seeds=3"]
 VARIANT = "ep2_fused3_ntrain32"
@@ -198,6 +198,7 @@ def test_plan_counts_fused_groups():
     planned = planned_runs(["experiment=smoke", "seed=0..5", "trainer.fuse_seeds=3"])
     assert len(planned) == 6 and fused_group_count(planned) == 2
     assert format_plan(planned, None, None).startswith("6 runs · 2 fused groups of 3 seeds, each trained as one model")
+    assert plan_json(planned, None)["totals"]["fused_groups"] == 2
     assert fused_group_count(planned_runs(["experiment=smoke", "seed=0..5"])) == 0
 
 
