@@ -19,18 +19,28 @@ from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
 from stability.core.errors import exit_on_interrupt, exit_on_user_error
 from stability.core.joboutput import claim_job_folder
+from stability.core.jobs import without_hydra
 from stability.core.runlock import hold_run
-from stability.core.schemas.train import train_settings
+from stability.core.runrecord import RunRecord
+from stability.core.schemas.train import TrainConfig, train_settings
 from stability.finetune.distributed import leave_process_group, rank_overrides
 from stability.sweep.devices import job_device
-from stability.sweep.guard import check_sweep
+from stability.sweep.fused_groups import fused_groups
+from stability.sweep.guard import check_sweep, run_directory
 from stability.sweep.squeue import job_queued
 
 log = logging.getLogger(__name__)
 
 
+# a fused job's run folder -> its group's jobs (config and run folder, in seed order) and the folder of
+# the job that trains the group (`sweep.fused_groups`), found when the sweep is checked; Hydra's basic
+# launcher, the only one fused sweeps run under, runs the jobs in this process
+_FUSED: dict[Path, tuple[list[tuple[DictConfig, Path]], Path]] = {}
+
+
 def task(cfg: DictConfig) -> float | None:
-    """One Hydra job: one run, or its skip when it already finished with the same config.
+    """One Hydra job: one run, or its skip when it already finished with the same config; a fused
+    group's first job trains the group, its other jobs skip their runs it wrote.
 
     The config is converted to typed settings here, once; below this point only the run
     record sees `cfg` itself (config.yaml, the fingerprint, the tracker's copy)."""
@@ -39,11 +49,44 @@ def task(cfg: DictConfig) -> float | None:
     settings = train_settings(cfg)
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
+    path = Path(hydra_cfg.runtime.output_dir)
     with job_device(job_num) as gpu:
         if gpu is not None:
             log.info("[job %s] on GPU %s", job_num, gpu)
-        record = run_one(settings, cfg, Path(hydra_cfg.runtime.output_dir), claim=claim_job_folder)
+        if path.absolute() in _FUSED:
+            record = _fused_job(settings, cfg, path.absolute(), *_FUSED[path.absolute()])
+        else:
+            record = run_one(settings, cfg, path, claim=claim_job_folder)
     return None if record is None else record.overall_mcc
+
+
+def _fused_job(settings: TrainConfig, cfg: DictConfig, path: Path, group: list[tuple[DictConfig, Path]],
+               first: Path) -> RunRecord:
+    """The record of a fused group's job: the first trains the group (`finetune.fused_run`), the
+    others find their run it wrote."""
+    from stability.finetune.fused_run import Member, follow_group, run_group
+
+    if path != first:
+        return follow_group(settings, cfg, path, first)
+    members = [Member(settings, cfg, path) if folder == path else Member(train_settings(member), member, folder)
+               for member, folder in group]
+    records = run_group(members, path, partial(hold_run, slurm_queued=job_queued), claim=claim_job_folder)
+    return next(record for record, member in zip(records, members) if member.path == path)
+
+
+def check(configs: list[DictConfig]) -> None:
+    """`sweep.guard`'s checks, then the sweep's fused groups (`sweep.fused_groups`), each refused in
+    one line where it cannot be fused, and kept for the jobs to find."""
+    check_sweep(configs)
+    _FUSED.clear()     # a command run before in this process (a test's) left its sweep's groups
+    for group in fused_groups(configs):
+        from stability.finetune.fused import refuse_unfusable   # torch: only for a fused sweep
+
+        refuse_unfusable(train_settings(without_hydra(configs[group.first])).trainer)
+        members = [(without_hydra(configs[number]), run_directory(configs[number]).absolute())
+                   for number in group.jobs]
+        for _, folder in members:
+            _FUSED[folder] = (members, run_directory(configs[group.first]).absolute())
 
 
 def interrupted(configs: list[DictConfig], multirun: bool) -> str:
@@ -75,7 +118,7 @@ def adaptive(arguments: list[str]) -> None:
 
 def train(argv: Sequence[str]) -> None:
     """One training command: a single run or a multirun."""
-    run_command(CONFIG_NAME, task, argv, check=check_sweep, extra_overrides=rank_overrides(),
+    run_command(CONFIG_NAME, task, argv, check=check, extra_overrides=rank_overrides(),
                 hold=partial(hold_run, slurm_queued=job_queued), claimed=True,  # one writer per run
                 interrupted=interrupted)
     leave_process_group()

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from stability.core.config import compose_config
 from stability.core.runrecord import iter_runs
 
@@ -77,6 +79,27 @@ def folder_files(folder: Path, leave_out: tuple[str, ...] = ()) -> dict[str, byt
 
 def predictions(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+
+
+def saved_model_probabilities(run) -> np.ndarray:
+    """P(entailment) of the weights the RunDir `run` saved (`trainer.save_model=true`) on the built-in English
+    diagnostic items of its predictions.jsonl, in that file's order, tokenized as a run tokenizes them."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from stability.data.formats import read_examples
+    from stability.data.sources import BUILTIN_DIR
+
+    model = AutoModelForSequenceClassification.from_pretrained(run.model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(run.model_dir)
+    diagnostic = {e.idx: e for e in read_examples(BUILTIN_DIR / "en" / "diagnostic.jsonl", "en")}
+    items = predictions(run.path)
+    batch = tokenizer([diagnostic[row["idx"]].premise for row in items],
+                      [diagnostic[row["idx"]].hypothesis for row in items],
+                      truncation="longest_first", max_length=256, padding=True, return_token_type_ids=True,
+                      return_tensors="pt")
+    with torch.no_grad():
+        return torch.softmax(model(**batch).logits, dim=-1)[:, 0].numpy()
 
 
 BUILTIN = Path(__file__).resolve().parents[1] / "stability" / "data" / "builtin"

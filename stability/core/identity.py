@@ -67,6 +67,8 @@ ALIASES = {
     "trainer.layer_lr_decay": "llrd",
     "trainer.mixout": "mixout",
     "trainer.pretrained_decay": "l2sp",
+    # the engine (`finetune.fused_run`): a fused seed is another computation than its solo run
+    "trainer.fuse_seeds": "fused",
     "model.dropout": "dropout",
     "data.max_length": "maxlen",
     "data.max_train_samples": "ntrain",

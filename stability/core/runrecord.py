@@ -13,7 +13,10 @@ files, datasets, the model; see `stability.data.inputs`), and the run's `started
 times; a record without inputs is one whose inputs were not recorded (treated as matching,
 counted as such by the report). Schema 5 adds `precision`, what the run trained in (`float32`,
 `bf16`, `fp16`: `trainer.mixed_precision=auto` resolves per device, so one config can run in
-either); an older record ran its config's `trainer.mixed_precision` (`RunDir.precision`). Any
+either); an older record ran its config's `trainer.mixed_precision` (`RunDir.precision`). Schema 6
+adds the `engine` that trained the run, `solo` or `fused<K>` (`trainer.fuse_seeds=K`), and a fused
+run's `fused_with`, the seeds of its group; an older record ran solo, the only engine then
+(`RunDir.engine`). Any
 other version is a user error rather than a silent misreading (code that reads schema 1 only
 would pool variants).
 
@@ -51,8 +54,8 @@ from stability.core.atomic import atomic_path, atomic_write_jsonl, atomic_write_
 from stability.core.errors import UserError, first_line
 from stability.core.taxonomy import FINE_CATEGORIES
 
-SCHEMA_VERSION = 5
-_KNOWN_SCHEMAS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION = 6
+_KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6)
 _METRICS_FILE = "metrics.json"
 _PREDICTIONS_FILE = "predictions.jsonl"
 _TRAIN_LOG_FILE = "train_log.jsonl"
@@ -113,6 +116,7 @@ OFF_VALUES: dict[str, Any] = {
     "trainer.optimizer": "adamw", "trainer.schedule": "constant", "trainer.lr_patience": None,
     "trainer.eval_every": "epoch", "trainer.reinit_layers": 0, "trainer.layer_lr_decay": 1.0,
     "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0, "trainer.eval_tokens_per_batch": None,
+    "trainer.fuse_seeds": 1,
 }
 # The same for the keys added to every NLI dataset node (`schemas.nli.NliSet`): a train_set, mix
 # or extra_eval entry at these values reads what it read before they existed.
@@ -128,6 +132,13 @@ _RERUN = "delete the run directory and run it again"
 _REDO = "run its training command again with force=true, which keeps this run under replaced/"
 # a record's `precision` for accelerate's mixed_precision (`trainer.mixed_precision` once resolved)
 PRECISIONS = {"no": "float32", "fp16": "fp16", "bf16": "bf16"}
+# a record's `engine`: each seed alone, or K seeds fused into one model (`engine_name`)
+SOLO = "solo"
+
+
+def engine_name(fuse_seeds: int) -> str:
+    """The `engine` of a run trained with `trainer.fuse_seeds=fuse_seeds`: `solo` or `fused<K>`."""
+    return SOLO if fuse_seeds == 1 else f"fused{fuse_seeds}"
 
 
 def _items_schema():
@@ -252,6 +263,9 @@ class RunRecord:
     ended: str | None = None
     # what the run trained in: float32, bf16 or fp16 (None: before schema 5, see RunDir.precision)
     precision: str | None = None
+    # what trained it: solo, or fused<K> with the seeds of its group in fused_with (None: before schema 6, solo)
+    engine: str | None = None
+    fused_with: list[int] = field(default_factory=list)
     # folder (relative to the run directory) holding the best epoch's weights, if saved
     saved_model: str | None = None
     schema: int = SCHEMA_VERSION
@@ -468,6 +482,12 @@ class RunDir:
         if record.precision is not None or not (self.path / _CONFIG_FILE).is_file():
             return record.precision
         return PRECISIONS.get(OmegaConf.select(self.read_config(), "trainer.mixed_precision", default=None))
+
+    @staticmethod
+    def engine(record: RunRecord) -> str:
+        """What trained the run: its record's `engine`, or `solo` for a record written before that
+        field (fused runs did not exist then)."""
+        return record.engine or SOLO
 
     def read_record(self, require: Iterable[str] = ()) -> RunRecord:
         path = self.path / _METRICS_FILE

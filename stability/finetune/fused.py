@@ -22,7 +22,7 @@ and one forward and one backward per step serve K batches. Each member keeps wha
 
 What does not hold yet is refused (`refuse_unfusable`): BertAdam (it clips each tensor by a norm
 that would span all members), mixout and the pretrained decay (parametrisations and a penalty over
-one model's parameters), fp16 (its loss scale would be one for all members). bf16 is accelerate's:
+one model's parameters), validating every N steps (`fused_loop` validates after each epoch), fp16 (its loss scale would be one for all members). bf16 is accelerate's:
 the forward under autocast, weights, gradients and optimiser in float32.
 """
 from __future__ import annotations
@@ -52,17 +52,22 @@ from stability.finetune.schedules import LearningRate, plateau_rule
 _CLIP_EPS = 1e-6
 
 # trainer keys the fused engine does not run yet, with the value that it does run
-_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0}
+_UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "eval_every": "epoch"}
 
 
 def refuse_unfusable(trainer: Trainer) -> None:
     """One line naming every trainer key set to what fused members cannot do yet."""
-    unfusable = [f"trainer.{key}={getattr(trainer, key)}" for key, fused in _UNFUSABLE.items()
+    unfusable = [f"trainer.{key}={_override_text(getattr(trainer, key))}" for key, fused in _UNFUSABLE.items()
                  if getattr(trainer, key) != fused]
     if unfusable:
-        keep = " ".join(f"trainer.{key}={'null' if value is None else value}" for key, value in _UNFUSABLE.items())
+        keep = " ".join(f"trainer.{key}={_override_text(value)}" for key, value in _UNFUSABLE.items())
         raise UserError(f"seeds cannot be fused with {', '.join(unfusable)}",
                         fix=f"train these seeds one by one, or fuse them with {keep}")
+
+
+def _override_text(value: object) -> str:
+    """A value as an override writes it: `true`, `null`, `0.2`."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def build_members(model: Model, tokenizer: PreTrainedTokenizerFast, trainer: Trainer,

@@ -5,14 +5,15 @@ Seed statistics are only seed statistics when the seeds are all that differs: ru
 runs) are refused, role by role; a run with no recorded inputs (written before schema 4)
 matches anything, and the report counts such runs. So are runs of one (lang, setup, variant) that
 trained in different precisions: `trainer.mixed_precision=auto` is bf16 on one machine and
-float32 on another. Runs of different code commits are pooled, since most commits change no
+float32 on another; and so are runs trained by different engines (solo, fused: `check_same_engine`).
+Runs of different code commits are pooled, since most commits change no
 result, but report.md names the commits (`code_sentence`).
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -44,20 +45,32 @@ def check_same_precision(runs: Runs) -> None:
     precisions, naming one run of each; a run that says none (a hand-made record) matches any.
     The fix is a report of one precision's runs, whose folders it lists: they share the variant's
     folder, so no folder holds one precision alone."""
+    _check_same_training(runs, "precisions", lambda path, record: RunDir(path).precision(record))
+
+
+def check_same_engine(runs: Runs) -> None:
+    """Refuse, in one line, the first (lang, setup, variant) whose runs were trained by different
+    engines (`solo`, `fused<K>`: `trainer.fuse_seeds`), naming one run of each. The engine is in
+    the variant, so this takes runs gathered from folders whose presets chose different engines."""
+    _check_same_training(runs, "engines", lambda path, record: RunDir.engine(record))
+
+
+def _check_same_training(runs: Runs, what: str, how: Callable[[Path, RunRecord], str | None]) -> None:
+    """The first (lang, setup, variant) whose runs `how` tells apart, refused in one line naming one
+    run of each kind and the runs of the first kind to report apart; None from `how` matches any."""
     for cell, members in _cells(runs):
         folder = _common_folder([path for path, _ in members])
-        by_precision: dict[str, list[Path]] = {}
+        by_kind: dict[str, list[Path]] = {}
         for path, record in members:
-            precision = RunDir(path).precision(record)
-            if precision is not None:
-                by_precision.setdefault(precision, []).append(path)
-        if len(by_precision) > 1:
-            found = ", ".join(f"{precision} in {_name(paths[0], folder)}"
-                              for precision, paths in sorted(by_precision.items()))
-            precision, paths = min(by_precision.items())
-            raise UserError(f"{len(members)} runs of {cell} trained in different precisions: {found}", path=folder,
-                            fix=f"report each precision's runs apart, e.g. runs=[{','.join(map(str, paths))}] "
-                                f"out=report-{precision}")
+            kind = how(path, record)
+            if kind is not None:
+                by_kind.setdefault(kind, []).append(path)
+        if len(by_kind) > 1:
+            found = ", ".join(f"{kind} in {_name(paths[0], folder)}" for kind, paths in sorted(by_kind.items()))
+            kind, paths = min(by_kind.items())
+            raise UserError(f"{len(members)} runs of {cell} trained in different {what}: {found}", path=folder,
+                            fix=f"report each {what[:-1]}'s runs apart, e.g. runs=[{','.join(map(str, paths))}] "
+                                f"out=report-{kind}")
 
 
 def _cells(runs: Runs) -> list[tuple[str, list[tuple[Path, RunRecord]]]]:

@@ -25,6 +25,7 @@ from stability.core.jobs import job_configs, without_hydra
 from stability.core.markdown import counted
 from stability.core.schemas.train import train_settings
 from stability.core.schemas.trainer import Trainer
+from stability.sweep.fused_groups import fused_groups
 from stability.sweep.sizes import COUNTED, train_size
 from stability.sweep.table import text_table
 
@@ -48,6 +49,7 @@ class PlannedRun:
     n_added: int
     epochs: float
     sizes: str  # "counted" from local files or "release" sizes
+    fuse_seeds: int = 1  # the run trains fused with the other seeds of its block (`sweep.fused_groups`)
 
     @property
     def example_epochs(self) -> float:
@@ -60,15 +62,23 @@ def planned_runs(argv: list[str], expected_epochs: float | None = None) -> list[
 
 
 def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> list[PlannedRun]:
-    """The planned runs of composed training jobs (`core.jobs.job_configs`)."""
+    """The planned runs of composed training jobs (`core.jobs.job_configs`); a sweep whose seeds
+    cannot be fused as asked is refused as `train` refuses it (`sweep.fused_groups`)."""
+    fused_groups(configs)
     runs = []
     for cfg in configs:
         settings = train_settings(without_hydra(cfg))
         size = train_size(settings)
         runs.append(PlannedRun(settings.experiment_name, settings.lang.code, settings.setup, settings.variant,
                                settings.seed, size.total, size.added,
-                               expected_epochs or epoch_bound(size.total, settings.trainer), size.origin))
+                               expected_epochs or epoch_bound(size.total, settings.trainer), size.origin,
+                               settings.trainer.fuse_seeds))
     return runs
+
+
+def fused_group_count(runs: list[PlannedRun]) -> int:
+    """How many fused groups the runs train in (each of K runs, one model): whole blocks of K seeds."""
+    return round(sum(1 / run.fuse_seeds for run in runs if run.fuse_seeds > 1))
 
 
 def epoch_bound(n_train: int, trainer: Trainer) -> float:
@@ -136,8 +146,12 @@ def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
     hours = (f"{gpu_hours(total, samples_per_second):,.2f} at {samples_per_second:g} samples/s "
              "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)" if samples_per_second
              else f"pass plan.samples_per_second=X, {THROUGHPUT_HINT}")
+    groups = fused_group_count(runs)
+    fused = (f" · {counted(groups, 'fused group')} of "
+             f"{', '.join(map(str, sorted({r.fuse_seeds for r in runs if r.fuse_seeds > 1})))} seeds, "
+             f"each trained as one model" if groups else "")
     return "\n".join([
-        f"{counted(len(runs), 'run')} · languages {', '.join(_unique(r.lang for r in runs))} · setups "
+        f"{counted(len(runs), 'run')}{fused} · languages {', '.join(_unique(r.lang for r in runs))} · setups "
         f"{', '.join(_unique(r.setup for r in runs))} · seeds {compact_seeds([r.seed for r in runs])}",
         "",
         text_table(_rows(runs, samples_per_second)),
@@ -154,7 +168,7 @@ def plan_json(runs: list[PlannedRun], samples_per_second: float | None) -> dict:
     total = sum(r.example_epochs for r in runs)
     return {
         "runs": [{**asdict(r), "example_epochs": r.example_epochs} for r in runs],
-        "totals": {"runs": len(runs), "train_examples": sum(r.n_train for r in runs), "example_epochs": total,
+        "totals": {"runs": len(runs), "fused_groups": fused_group_count(runs), "train_examples": sum(r.n_train for r in runs), "example_epochs": total,
                    "samples_per_second": samples_per_second,
                    "gpu_hours": gpu_hours(total, samples_per_second) if samples_per_second else None},
     }

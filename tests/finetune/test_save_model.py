@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-from helpers import QUICK, finished_run, predictions, runs, train_cli
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from helpers import QUICK, finished_run, predictions, runs, saved_model_probabilities, train_cli
 
 from stability.core.runrecord import RunDir
-from stability.data.formats import read_examples
-from stability.data.sources import BUILTIN_DIR
 
 ONE_RUN = [*QUICK, "seed=0", "hydra.mode=RUN", "trainer.max_epochs=3"]
 RUN = "smoke/en/rte/ep3_ntrain32/seed0"
@@ -24,16 +20,8 @@ def test_saved_weights_reproduce_the_runs_predictions(tmp_path):
     run = RunDir(out / RUN)
     assert run.read_record().saved_model == "model" and run.has_model()
     assert (run.model_dir / "model.safetensors").is_file()
-    model = AutoModelForSequenceClassification.from_pretrained(run.model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(run.model_dir)
     items = predictions(run.path)
-    diagnostic = {e.idx: e for e in read_examples(BUILTIN_DIR / "en" / "diagnostic.jsonl", "en")}
-    batch = tokenizer([diagnostic[row["idx"]].premise for row in items],
-                      [diagnostic[row["idx"]].hypothesis for row in items],
-                      truncation="longest_first", max_length=256, padding=True, return_token_type_ids=True,
-                      return_tensors="pt")
-    with torch.no_grad():
-        prob = torch.softmax(model(**batch).logits, dim=-1)[:, 0].numpy()
+    prob = saved_model_probabilities(run)
     # the predictions were made with the best epoch's weights: the saved ones give the same
     np.testing.assert_allclose(prob, [row["prob_entailment"] for row in items], atol=1e-5)
 

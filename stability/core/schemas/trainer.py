@@ -56,6 +56,8 @@ class Trainer:
     layer_lr_decay: float = 1.0
     mixout: float = 0.0
     pretrained_decay: float = 0.0
+    # train the seeds of a sweep K at a time as one fused model (`finetune.fused_run`); 1: each alone
+    fuse_seeds: int = 1
 
     def __post_init__(self) -> None:
         for key in ("batch_size", "eval_batch_size", "max_epochs", "patience"):
@@ -76,6 +78,7 @@ class Trainer:
         within("trainer.layer_lr_decay", self.layer_lr_decay, 0, 1, open_low=True, closed_high=True)
         within("trainer.mixout", self.mixout, 0, 1)
         at_least("trainer.pretrained_decay", self.pretrained_decay, 0)
+        at_least("trainer.fuse_seeds", self.fuse_seeds, 1)
 
     def _check_min_lr(self) -> None:
         """With the plateau rule on, training stops after the first validation whose base rate
