@@ -1,8 +1,11 @@
 """The decision goal of an adaptive sweep on hand-written run scores: its z is scipy's Welch t of
 B − A turned into the normal z with the same two-sided p-value, a clear difference rejects at the
 first look, equal arms go on to the last look and are accepted there, the boundaries are the plan's,
-and conditions it cannot compare are refused before anything runs."""
+conditions it cannot compare are refused before anything runs, and the report's Adaptive design
+section names the looks taken and the boundaries used."""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,10 +14,11 @@ from scipy import stats
 
 from stability.adaptive.command import parse
 from stability.adaptive.goals import DecisionGoal
-from stability.core.adaptiverecord import OPEN
+from stability.core.adaptiverecord import OPEN, AdaptiveRecord, Plan, Round, write_record
 from stability.core.errors import UserError
 from stability.core.schemas.adaptive import Adaptive
 from stability.core.taxonomy import COARSE_CATEGORIES
+from stability.report.sections import adaptive
 from stability.statistics.sequential import ACCEPT, REJECT, boundaries
 
 A, B = "fr/rte", "fr/rte+mnli10000"
@@ -123,3 +127,17 @@ def test_adaptive_decision_on_the_command_line_needs_its_comparison():
                      "adaptive.compare=[rte,rte/lr0.002]"])
     assert (command.settings.compare, command.settings.spending) == (["rte", "rte/lr0.002"], "obrien-fleming")
     DecisionGoal(command.settings).refuse(sorted(command.conditions))   # both arms in both languages
+
+
+def test_the_reports_adaptive_design_names_the_looks_taken_and_the_boundaries(tmp_path):
+    goal = DecisionGoal(Adaptive(**PLAN))
+    runs = {A: _runs(tmp_path / "runs", "rte", [0.30, 0.32, 0.29]),
+            B: _runs(tmp_path / "runs", "rte+mnli10000", [0.61, 0.60, 0.63])}
+    plan = Plan(3, 1, 5, goal.settings(), [A, B], ["setup=rte,rte+mnli10000"])
+    write_record(tmp_path, AdaptiveRecord(plan, [Round(1, [0, 1, 2], [A, B], goal.decide(1, runs))]))
+    page = adaptive.build(SimpleNamespace(paths=[tmp_path])).markdown
+    first, second, third = boundaries([0.6, 0.8, 1.0])
+    assert f"Boundaries |z| per look (seeds per arm: bound): 3: {first:.2f}, 4: {second:.2f}, 5: {third:.2f}." in page
+    assert "O'Brien–Fleming alpha spending (Lan–DeMets, two-sided α = 0.05)" in page and "1 of 3 looks taken" in page
+    z = _welch_z([0.30, 0.32, 0.29], [0.61, 0.60, 0.63])
+    assert f"| {A} | {B} | 3 | reject | 1 | {first:.2f} | overall {z:.2f} (reject) |" in page
