@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from stability.core.adaptiverecord import OPEN, precision_state
+from stability.core.adaptiverecord import OPEN, looks, precision_state
 from stability.core.errors import UserError
 from stability.core.schemas.adaptive import DECISION, PRECISION, Adaptive
 from stability.core.schemas.checks import one_of
@@ -90,11 +90,6 @@ def _bound(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def looks_of(settings: Adaptive) -> list[int]:
-    """The seeds per condition at each round's end (`Plan.round_seeds`): start, start + step, …, max."""
-    return [*range(settings.start, settings.max, settings.step), settings.max]
-
-
 class DecisionGoal:
     """Per language, B against A of `compare=[A,B]`: the group-sequential Welch test of the
     statistic's cells (`sequential.compare_at_looks`) at looks fixed by the plan, with Lan–DeMets
@@ -107,7 +102,7 @@ class DecisionGoal:
         one_of("adaptive.spending", settings.spending, SPENDING)
         self.plan = settings
         self.arms = [str(Condition.parse(text)) for text in settings.compare]
-        self.looks = looks_of(settings)
+        self.looks = looks(settings.start, settings.step, settings.max)
         self.bounds = boundaries(information_fractions(self.looks), settings.alpha, settings.spending)
 
     def settings(self) -> dict[str, Any]:

@@ -38,6 +38,12 @@ def at_maximum(state: str, n_seeds: int, maximum: int) -> str:
     return MAXIMUM if state == OPEN and n_seeds >= maximum else state
 
 
+def looks(start: int, step: int, maximum: int) -> list[int]:
+    """The seeds per condition at the end of each round (`Plan.round_seeds`): start, start + step, …,
+    maximum: the looks a decision goal tests at and a simulation of the precision rule stops at."""
+    return [*range(start, maximum, step), maximum]
+
+
 @dataclass(frozen=True)
 class Plan:
     """What is fixed before round 1: seeds to start with, added per round, the most; the goal
@@ -56,6 +62,10 @@ class Plan:
             return list(range(self.start))
         first = self.start + (number - 2) * self.step
         return list(range(first, min(first + self.step, self.max)))
+
+    def looks(self) -> list[int]:
+        """The seeds per condition at each round's end: `looks(start, step, max)`."""
+        return looks(self.start, self.step, self.max)
 
     def differences(self, other: Plan) -> list[str]:
         """`key: mine -> other's` for each plan entry that differs (the goal's settings key by key)."""

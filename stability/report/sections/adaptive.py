@@ -10,8 +10,10 @@ from typing import Any
 from stability.core.adaptiverecord import OPEN, AdaptiveRecord, read_record
 from stability.core.markdown import num, table
 from stability.core.schemas.adaptive import DECISION
+from stability.report.calibration import method_name, percent
 from stability.report.context import Context
 from stability.report.section import Built
+from stability.report.stopping import StoppingCoverage, stopping_coverage
 
 SPENDING_NAMES = {"obrien-fleming": "O'Brien–Fleming", "pocock": "Pocock"}
 
@@ -21,10 +23,10 @@ def build(context: Context) -> Built | None:
     records = [(path, record) for path in context.paths if path.is_dir() and (record := read_record(path))]
     if not records:
         return None
-    return Built("## Adaptive design\n\n" + "\n".join(_described(path, record) for path, record in records))
+    return Built("## Adaptive design\n\n" + "\n".join(_described(path, record, context) for path, record in records))
 
 
-def _described(path: Path, record: AdaptiveRecord) -> str:
+def _described(path: Path, record: AdaptiveRecord, context: Context) -> str:
     plan = record.plan
     goal = plan.goal
     settings = ", ".join(f"{key} {value}" for key, value in goal.items() if key not in ("goal", "bounds"))
@@ -33,19 +35,33 @@ def _described(path: Path, record: AdaptiveRecord) -> str:
               for done in record.rounds]
     still = record.open_conditions() if record.next_round() is not None else []
     unfinished = f" Not finished: still open for round {len(record.rounds) + 1}: {', '.join(still)}." if still else ""
-    detail = _decision_design(record) if goal.get("goal") == DECISION else _precision_design(record)
+    coverage = {}
+    if goal.get("goal") == DECISION:
+        detail = _decision_design(record)
+    else:
+        sims = context.options.calibration_sims
+        coverage = stopping_coverage(record, context.all_results, context.failed, sims=sims,
+                                     random_state=context.options.random_state) if sims else {}
+        detail = _precision_design(record, sims)
     return (f"The runs in {path} come from an adaptive sweep: every condition started with {plan.start} seeds and "
             f"got {plan.step} more a round, at most {plan.max}, only while its goal was open (goal "
             f"{goal.get('goal')}: {settings}). Seed counts therefore differ between conditions by design. "
             f"{detail}{unfinished}\n\n"
             + table(["round", "seeds added", "conditions run", "closed in it"], rounds) + "\n"
-            + _conditions_table(record))
+            + _conditions_table(record, coverage))
 
 
-def _precision_design(record: AdaptiveRecord) -> str:
-    return ("Each condition's stopping depended on its own results: the intervals in this report are those of a "
-            "fixed design of the seeds each condition ended with; their coverage under this stopping rule is not "
-            "simulated in this report.")
+def _precision_design(record: AdaptiveRecord, sims: int) -> str:
+    """What the intervals are, and whether their coverage under the stopping rule was simulated."""
+    fixed = ("Each condition's stopping depended on its own results: the intervals in this report are those of a "
+             "fixed design of the seeds each condition ended with")
+    if not sims:
+        return fixed + "; their coverage under this stopping rule is not simulated (calibration_sims=0)."
+    return (fixed + f". Their coverage under this stopping rule is simulated ({sims} sweeps per world, the "
+            "calibration's worlds fitted to each condition's runs, the plan's looks, target and confidence, one "
+            "analytic interval at every look): the table's last column is the lowest over the condition's cells "
+            "and worlds, against the nominal "
+            f"{percent(record.plan.goal['confidence'])}.")
 
 
 def _decision_design(record: AdaptiveRecord) -> str:
@@ -67,13 +83,23 @@ def _cells(decision: dict[str, Any]) -> str:
     return "; ".join(f"{cell['category']} {num(cell['z'], 2)} ({cell['decision']})" for cell in decision["cells"])
 
 
-def _conditions_table(record: AdaptiveRecord) -> str:
+def _coverage(measured: StoppingCoverage | None) -> str:
+    if measured is None:
+        return "–"
+    return f"{percent(measured.coverage)} ({method_name(measured.method)}, {measured.world} world)"
+
+
+def _conditions_table(record: AdaptiveRecord, coverage: dict[str, StoppingCoverage]) -> str:
     latest = record.decisions()
     names = [name for name in record.plan.conditions if name in latest]
     if record.plan.goal.get("goal") == DECISION:
         return table(["condition", "against", "seeds", "decision", "last look", "bound at it", "z at it (cell)"],
                      [[name, latest[name]["against"], latest[name]["n_seeds"], latest[name]["state"],
                        latest[name]["look"], num(latest[name]["bound"], 2), _cells(latest[name])] for name in names])
-    return table(["condition", "seeds", "stopped", "interval width at the last look"],
-                 [[name, latest[name].get("n_seeds", "–"), latest[name]["state"],
-                   num(latest[name]["width"]) if latest[name].get("width") is not None else "–"] for name in names])
+    header = ["condition", "seeds", "stopped", "interval width at the last look"]
+    rows = [[name, latest[name].get("n_seeds", "–"), latest[name]["state"],
+             num(latest[name]["width"]) if latest[name].get("width") is not None else "–"] for name in names]
+    if coverage:
+        header.append("coverage under the stopping rule")
+        rows = [[*row, _coverage(coverage.get(name))] for row, name in zip(rows, names)]
+    return table(header, rows)
