@@ -174,17 +174,17 @@ def _states(decisions: dict[str, dict[str, Any]]) -> str:
     return ", ".join(f"{count} {state}" for state, count in sorted(counts.items()))
 
 
-def _setting(value: Any) -> str:
+def setting_text(value: Any) -> str:
     """A goal setting as a line shows it: lists joined, numbers to 6 significant digits."""
     if isinstance(value, list):
-        return "[" + ", ".join(_setting(item) for item in value) + "]"
+        return "[" + ", ".join(setting_text(item) for item in value) + "]"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def summary_lines(record: AdaptiveRecord) -> list[str]:
     """The plan, one line per recorded round, and what is still open (or that the sweep is done)."""
     plan = record.plan
-    settings = ", ".join(f"{key} {_setting(value)}" for key, value in plan.goal.items() if key != "goal")
+    settings = ", ".join(f"{key} {setting_text(value)}" for key, value in plan.goal.items() if key != "goal")
     lines = [f"Adaptive sweep: goal {plan.goal.get('goal')} ({settings}); {plan.start} seeds to start, "
              f"+{plan.step} a round, at most {plan.max}; {counted(len(plan.conditions), 'condition')}"]
     lines += [f"round {done.number}: seeds {_seeds(done.seeds)} for {counted(len(done.ran), 'condition')}: "

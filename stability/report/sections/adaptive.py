@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stability.core.adaptiverecord import OPEN, AdaptiveRecord, read_record
+from stability.core.adaptiverecord import OPEN, AdaptiveRecord, read_record, setting_text
 from stability.core.markdown import num, table
 from stability.core.schemas.adaptive import DECISION
 from stability.report.calibration import method_name, percent
@@ -29,7 +29,8 @@ def build(context: Context) -> Built | None:
 def _described(path: Path, record: AdaptiveRecord, context: Context) -> str:
     plan = record.plan
     goal = plan.goal
-    settings = ", ".join(f"{key} {value}" for key, value in goal.items() if key not in ("goal", "bounds"))
+    settings = ", ".join(f"{key} {setting_text(value)}" for key, value in goal.items()
+                         if key not in ("goal", "bounds"))
     rounds = [[done.number, ", ".join(map(str, done.seeds)), len(done.ran),
                ", ".join(sorted(name for name in done.ran if done.decisions[name]["state"] != OPEN)) or "–"]
               for done in record.rounds]
