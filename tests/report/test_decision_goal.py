@@ -138,7 +138,8 @@ def test_the_reports_adaptive_design_names_the_looks_taken_and_the_boundaries(tm
     page = adaptive.build(SimpleNamespace(paths=[tmp_path])).markdown
     first, second, third = boundaries([0.6, 0.8, 1.0])
     assert f"Boundaries |z| per look (seeds per arm: bound): 3: {first:.2f}, 4: {second:.2f}, 5: {third:.2f}." in page
-    assert "O'Brien–Fleming alpha spending (Lan–DeMets, two-sided α = 0.05)" in page and "1 of 3 looks taken" in page
+    assert "O'Brien–Fleming alpha spending (Lan–DeMets, two-sided α = 0.05)" in page
+    assert "1 of 3 looks taken" in page
     assert "goal decision: compare [rte, rte+mnli10000], statistic overall, alpha 0.05" in page
     z = _welch_z([0.30, 0.32, 0.29], [0.61, 0.60, 0.63])
     assert f"| {A} | {B} | 3 | reject | 1 | {first:.2f} | overall {z:.2f} (reject) |" in page
