@@ -30,6 +30,7 @@ def run_adaptive(argv: list[str], run_round: RunRound) -> AdaptiveRecord:
     command = parse(argv)
     goal = goal_of(command.settings)
     settings = command.settings
+    goal.refuse(sorted(command.conditions))
     plan = Plan(settings.start, settings.step, settings.max, goal.settings(), sorted(command.conditions),
                 command.overrides)
     record = start_or_continue(command.folder, plan)

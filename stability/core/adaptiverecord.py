@@ -38,6 +38,12 @@ def at_maximum(state: str, n_seeds: int, maximum: int) -> str:
     return MAXIMUM if state == OPEN and n_seeds >= maximum else state
 
 
+def looks(start: int, step: int, maximum: int) -> list[int]:
+    """The seeds per condition at the end of each round (`Plan.round_seeds`): start, start + step, …,
+    maximum: the looks a decision goal tests at and a simulation of the precision rule stops at."""
+    return [*range(start, maximum, step), maximum]
+
+
 @dataclass(frozen=True)
 class Plan:
     """What is fixed before round 1: seeds to start with, added per round, the most; the goal
@@ -56,6 +62,10 @@ class Plan:
             return list(range(self.start))
         first = self.start + (number - 2) * self.step
         return list(range(first, min(first + self.step, self.max)))
+
+    def looks(self) -> list[int]:
+        """The seeds per condition at each round's end: `looks(start, step, max)`."""
+        return looks(self.start, self.step, self.max)
 
     def differences(self, other: Plan) -> list[str]:
         """`key: mine -> other's` for each plan entry that differs (the goal's settings key by key)."""
@@ -164,10 +174,17 @@ def _states(decisions: dict[str, dict[str, Any]]) -> str:
     return ", ".join(f"{count} {state}" for state, count in sorted(counts.items()))
 
 
+def setting_text(value: Any) -> str:
+    """A goal setting as a line shows it: lists joined, numbers to 6 significant digits."""
+    if isinstance(value, list):
+        return "[" + ", ".join(setting_text(item) for item in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def summary_lines(record: AdaptiveRecord) -> list[str]:
     """The plan, one line per recorded round, and what is still open (or that the sweep is done)."""
     plan = record.plan
-    settings = ", ".join(f"{key} {value}" for key, value in plan.goal.items() if key != "goal")
+    settings = ", ".join(f"{key} {setting_text(value)}" for key, value in plan.goal.items() if key != "goal")
     lines = [f"Adaptive sweep: goal {plan.goal.get('goal')} ({settings}); {plan.start} seeds to start, "
              f"+{plan.step} a round, at most {plan.max}; {counted(len(plan.conditions), 'condition')}"]
     lines += [f"round {done.number}: seeds {_seeds(done.seeds)} for {counted(len(done.ran), 'condition')}: "

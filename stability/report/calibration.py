@@ -73,8 +73,9 @@ class Calibration:
         return self.__dict__["_cache"]
 
 
-def _cells(results: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
-    """One row per (lang, setup, variant, level, category) with items: its seeds' scores and failed flags."""
+def seed_cells(results: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
+    """One row per (lang, setup, variant, level, category) with items: its seeds' scores and failed
+    flags in seed order, what the calibration's worlds are fitted to."""
     scores = results[results["n_items"].fillna(1) > 0].dropna(subset=["mcc"])
     if not failed.empty:
         verdicts = failed[[*GROUP_KEY, "seed", "failed"]].astype({"failed": bool})
@@ -87,7 +88,8 @@ def _cells(results: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
                          "failed": grouped["failed"].apply(lambda v: v.to_numpy(bool))}).reset_index()
 
 
-def _fit(rows: pd.DataFrame, suffix: str = "") -> sim.Fit:
+def fit_cells(rows: pd.DataFrame, suffix: str = "") -> sim.Fit:
+    """The worlds fitted to rows of `seed_cells` (all with the same seed count)."""
     return sim.fit(np.stack(rows[f"scores{suffix}"].to_list()), np.stack(rows[f"failed{suffix}"].to_list()))
 
 
@@ -143,11 +145,11 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
     with `bootstrap=0` the report computes no percentile interval, so none is chosen."""
     started = time.perf_counter()
     rng = np.random.default_rng(random_state)
-    cells = _cells(results, failed)
+    cells = seed_cells(results, failed)
     cells = cells.assign(n=cells["scores"].map(len))
     cells = cells[cells["n"] >= MIN_SEEDS].reset_index(drop=True)
     single = _batched(cells, ["n"], lambda batch: sim.calibrate_conditions(
-        _fit(batch), sims=sims, confidence=confidence, rng=rng))
+        fit_cells(batch), sims=sims, confidence=confidence, rng=rng))
     single = single.join(cells[["lang", "setup", "variant", *CELL, "n"]], on="row")
     single = single.assign(condition=[condition_name(s, v) for s, v in zip(single["setup"], single["variant"])],
                            reference="", n_seeds=single["n"], n_seeds_reference=np.nan)
@@ -156,7 +158,7 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
     if not pairs.empty:
         pairs = pairs.assign(n_a=pairs["scores_a"].map(len), n_b=pairs["scores_b"].map(len))
         paired = _batched(pairs, ["n_a", "n_b"], lambda batch: sim.calibrate_pairs(
-            _fit(batch, "_a"), _fit(batch, "_b"), sims=sims, confidence=confidence, rng=rng,
+            fit_cells(batch, "_a"), fit_cells(batch, "_b"), sims=sims, confidence=confidence, rng=rng,
             aso_iterations=aso_iterations))
         paired = paired.join(pairs[["lang", "condition", "reference", *CELL, "n_a", "n_b"]], on="row")
         frames.append(paired.assign(n_seeds=paired["n_b"], n_seeds_reference=paired["n_a"]))

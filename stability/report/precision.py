@@ -1,5 +1,6 @@
 """Per condition (lang, setup, variant), the report's calibrated interval of one statistic: what
-the precision goal of an adaptive sweep decides on.
+the precision goal of an adaptive sweep decides on; and its seeds' scores, which the decision goal
+compares.
 
 The interval is the one report.md prints for the cell: the runs collected as the report collects
 them (`collect`), failed runs judged by the report's default rule, the method chosen per cell by
@@ -35,6 +36,20 @@ INTERVAL_COLUMNS = [*GROUP_KEY, "level", "category", "n_seeds", "estimate", "low
 _DEFAULTS = {field.name: field.default for field in fields(ReportSchema)}
 
 
+def statistic_cells(results: pd.DataFrame, statistic: str) -> pd.DataFrame:
+    """The rows of collected `results` (one per run and cell) that are cells of `statistic`."""
+    level, categories, _ = CELLS[statistic]
+    return results[(results["level"] == level) & results["category"].isin(categories)]
+
+
+def seed_scores(runs: list[Path], statistic: str) -> dict[str, np.ndarray]:
+    """Per cell (category) of `statistic`, the MCC of the finished runs in `runs` in seed order: the
+    seeds a decision goal compares, collected as the report collects them."""
+    cells = statistic_cells(collect(runs).results, statistic)
+    return {category: group.sort_values("seed")["mcc"].to_numpy(float)
+            for category, group in cells.groupby("category", sort=True)}
+
+
 def condition_intervals(runs: list[Path], statistic: str, *, confidence: float, sims: int, bootstrap: int,
                         random_state: int) -> pd.DataFrame:
     """One row per condition and cell of `statistic` (`CELLS`) among the finished runs in `runs`:
@@ -42,9 +57,8 @@ def condition_intervals(runs: list[Path], statistic: str, *, confidence: float, 
     collected = collect(runs)
     failed = failed_runs(collected.runs, collected.predictions,
                          FailedRule(_DEFAULTS["failed_margin"], _DEFAULTS["constant_share"]))
-    level, categories, interval = CELLS[statistic]
-    results = collected.results
-    cells = results[(results["level"] == level) & results["category"].isin(categories)]
+    level, _, interval = CELLS[statistic]
+    cells = statistic_cells(collected.results, statistic)
     calibration = calibrate(cells, failed, references={}, compare=None, sims=sims, confidence=confidence,
                             aso_iterations=1, random_state=random_state, bootstrap=bootstrap)
     bounds_of = std_bounds if interval == SIGMA else mean_bounds

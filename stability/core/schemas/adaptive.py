@@ -7,20 +7,22 @@ and each is found, not retrained, by either. The calibration keys default to the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from typing import List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
-from stability.core.schemas.checks import above, at_least, one_of, seed, within
+from stability.core.schemas.checks import EXAMPLE, above, at_least, one_of, seed, within
 from stability.core.schemas.report import ReportSchema
 
-PRECISION = "precision"
-GOALS = (PRECISION,)
+PRECISION, DECISION = "precision", "decision"
+GOALS = (PRECISION, DECISION)
 # the statistic whose interval the precision goal narrows: the overall MCC's mean, every coarse
 # category's mean MCC (the widest decides), or σ of the overall MCC over seeds
 STATISTICS = ("overall", "coarse", "sigma")
+COMPARED = ("overall", "coarse")   # the statistics the decision goal compares: means, by Welch's t
 _REPORT = {field.name: field.default for field in fields(ReportSchema)}
 
 
@@ -38,6 +40,11 @@ class Adaptive:
     calibration_sims: int = _REPORT["calibration_sims"]
     bootstrap: int = _REPORT["bootstrap"]
     random_state: int = _REPORT["random_state"]
+    # the decision goal: the two conditions compared per language (the report's `compare` dialect:
+    # setup or setup/variant), the design's two-sided level and its alpha-spending function
+    compare: Optional[List[str]] = field(default=None, metadata={EXAMPLE: "[rte,rte/lr3e-05]"})
+    alpha: float = 0.05
+    spending: str = "obrien-fleming"
 
     def __post_init__(self) -> None:
         one_of("adaptive.goal", self.goal, GOALS)
@@ -52,6 +59,18 @@ class Adaptive:
         at_least("adaptive.calibration_sims", self.calibration_sims, 1)   # the interval is the calibrated one
         at_least("adaptive.bootstrap", self.bootstrap, 0)
         seed("adaptive.random_state", self.random_state)
+        within("adaptive.alpha", self.alpha, 0, 1, open_low=True)
+        if self.goal == DECISION:
+            self._check_decision()
+
+    def _check_decision(self) -> None:
+        if self.compare is None or len(self.compare) != 2 or self.compare[0] == self.compare[1]:
+            raise UserError(f"adaptive.compare={self.compare}: the decision goal compares two conditions",
+                            fix="pass adaptive.compare=[A,B], two setups or setup/variants of the sweep, "
+                                "e.g. adaptive.compare=[rte,rte/lr3e-05]")
+        if self.statistic not in COMPARED:
+            raise UserError(f"adaptive.statistic={self.statistic}: the decision goal compares means of MCC",
+                            fix=f"use one of: {', '.join(COMPARED)}")
 
 
 @dataclass

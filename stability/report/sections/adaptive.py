@@ -1,13 +1,21 @@
 """`## Adaptive design`: runs of an adaptive sweep say so, with its goal, its rounds and where each
-condition stopped (the sweep's record, `core.adaptiverecord`, in a folder of `runs=`)."""
+condition stopped (the sweep's record, `core.adaptiverecord`, in a folder of `runs=`); for a decision
+goal the looks taken and the boundaries used, since its comparison is the sequential test, not a
+fixed-n one."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from stability.core.adaptiverecord import AdaptiveRecord, read_record
+from stability.core.adaptiverecord import OPEN, AdaptiveRecord, read_record, setting_text
 from stability.core.markdown import num, table
+from stability.core.schemas.adaptive import DECISION
+from stability.report.calibration import method_name, percent
 from stability.report.context import Context
 from stability.report.section import Built
+from stability.report.stopping import StoppingCoverage, stopping_coverage
+
+SPENDING_NAMES = {"obrien-fleming": "O'Brien–Fleming", "pocock": "Pocock"}
 
 
 def build(context: Context) -> Built | None:
@@ -15,27 +23,84 @@ def build(context: Context) -> Built | None:
     records = [(path, record) for path in context.paths if path.is_dir() and (record := read_record(path))]
     if not records:
         return None
-    return Built("## Adaptive design\n\n" + "\n".join(_described(path, record) for path, record in records))
+    return Built("## Adaptive design\n\n" + "\n".join(_described(path, record, context) for path, record in records))
 
 
-def _described(path: Path, record: AdaptiveRecord) -> str:
+def _described(path: Path, record: AdaptiveRecord, context: Context) -> str:
     plan = record.plan
     goal = plan.goal
-    settings = ", ".join(f"{key} {value}" for key, value in goal.items() if key != "goal")
+    settings = ", ".join(f"{key} {setting_text(value)}" for key, value in goal.items()
+                         if key not in ("goal", "bounds"))
     rounds = [[done.number, ", ".join(map(str, done.seeds)), len(done.ran),
-               ", ".join(sorted(name for name in done.ran if done.decisions[name]["state"] != "open")) or "–"]
+               ", ".join(sorted(name for name in done.ran if done.decisions[name]["state"] != OPEN)) or "–"]
               for done in record.rounds]
-    latest = record.decisions()
-    conditions = [[name, latest[name].get("n_seeds", "–"), latest[name]["state"],
-                   num(latest[name]["width"]) if latest[name].get("width") is not None else "–"]
-                  for name in plan.conditions if name in latest]
     still = record.open_conditions() if record.next_round() is not None else []
     unfinished = f" Not finished: still open for round {len(record.rounds) + 1}: {', '.join(still)}." if still else ""
+    coverage = {}
+    if goal.get("goal") == DECISION:
+        detail = _decision_design(record)
+    else:
+        sims = context.options.calibration_sims
+        coverage = stopping_coverage(record, context.all_results, context.failed, sims=sims,
+                                     random_state=context.options.random_state) if sims else {}
+        detail = _precision_design(record, sims)
     return (f"The runs in {path} come from an adaptive sweep: every condition started with {plan.start} seeds and "
             f"got {plan.step} more a round, at most {plan.max}, only while its goal was open (goal "
-            f"{goal.get('goal')}: {settings}). Seed counts therefore differ between conditions by design, "
-            f"and each condition's stopping depended on its own results: the intervals in this report are those of "
-            f"a fixed design of the seeds each condition ended with; their coverage under this stopping rule is "
-            f"not simulated in this report.{unfinished}\n\n"
+            f"{goal.get('goal')}: {settings}). Seed counts therefore differ between conditions by design. "
+            f"{detail}{unfinished}\n\n"
             + table(["round", "seeds added", "conditions run", "closed in it"], rounds) + "\n"
-            + table(["condition", "seeds", "stopped", "interval width at the last look"], conditions))
+            + _conditions_table(record, coverage))
+
+
+def _precision_design(record: AdaptiveRecord, sims: int) -> str:
+    """What the intervals are, and whether their coverage under the stopping rule was simulated."""
+    fixed = ("Each condition's stopping depended on its own results: the intervals in this report are those of a "
+             "fixed design of the seeds each condition ended with")
+    if not sims:
+        return fixed + "; their coverage under this stopping rule is not simulated (calibration_sims=0)."
+    return (fixed + f". Their coverage under this stopping rule is simulated ({sims} sweeps per world, the "
+            "calibration's worlds fitted to each condition's runs, the plan's looks, target and confidence, one "
+            "analytic interval at every look): the table's last column is the lowest over the condition's cells "
+            "and worlds, against the nominal "
+            f"{percent(record.plan.goal['confidence'])}.")
+
+
+def _decision_design(record: AdaptiveRecord) -> str:
+    """The looks fixed before round 1, the boundary at each, and how many looks were taken."""
+    goal = record.plan.goal
+    first, second = goal["compare"]
+    bounds = ", ".join(f"{looks}: {num(bound, 2) if bound is not None else '∞'}"
+                       for looks, bound in zip(goal["looks"], goal["bounds"]))
+    return (f"Per language, {second} was compared with {first} by a group-sequential Welch test (z: its t as the "
+            f"normal z with the same two-sided p-value, positive where {second} is higher) at looks fixed before "
+            f"round 1, with {SPENDING_NAMES.get(goal['spending'], goal['spending'])} alpha spending (Lan–DeMets, "
+            f"two-sided α = {goal['alpha']:g}). Boundaries |z| per look (seeds per arm: bound): {bounds}. "
+            f"{len(record.rounds)} of {len(goal['looks'])} looks taken. A pair's decision is this sequential test's "
+            "(reject: a boundary crossed; accept: the last look without a crossing), not a fixed-n p-value; each "
+            "cell of the statistic is its own test at level α.")
+
+
+def _cells(decision: dict[str, Any]) -> str:
+    return "; ".join(f"{cell['category']} {num(cell['z'], 2)} ({cell['decision']})" for cell in decision["cells"])
+
+
+def _coverage(measured: StoppingCoverage | None) -> str:
+    if measured is None:
+        return "–"
+    return f"{percent(measured.coverage)} ({method_name(measured.method)}, {measured.world} world)"
+
+
+def _conditions_table(record: AdaptiveRecord, coverage: dict[str, StoppingCoverage]) -> str:
+    latest = record.decisions()
+    names = [name for name in record.plan.conditions if name in latest]
+    if record.plan.goal.get("goal") == DECISION:
+        return table(["condition", "against", "seeds", "decision", "last look", "bound at it", "z at it (cell)"],
+                     [[name, latest[name]["against"], latest[name]["n_seeds"], latest[name]["state"],
+                       latest[name]["look"], num(latest[name]["bound"], 2), _cells(latest[name])] for name in names])
+    header = ["condition", "seeds", "stopped", "interval width at the last look"]
+    rows = [[name, latest[name].get("n_seeds", "–"), latest[name]["state"],
+             num(latest[name]["width"]) if latest[name].get("width") is not None else "–"] for name in names]
+    if coverage:
+        header.append("coverage under the stopping rule")
+        rows = [[*row, _coverage(coverage.get(name))] for row, name in zip(rows, names)]
+    return table(header, rows)
