@@ -50,6 +50,7 @@ from stability.finetune.schedules import LearningRate, plateau_rule
 
 # torch.nn.utils.clip_grad_norm_'s guard against a zero norm, so a member clips as its solo run does
 _CLIP_EPS = 1e-6
+IGNORED_LABEL = -100   # the label the models' cross-entropy leaves out (torch's ignore_index)
 
 # trainer keys the fused engine does not run yet, with the value that it does run
 _UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "eval_every": "epoch"}
@@ -84,16 +85,26 @@ def build_members(model: Model, tokenizer: PreTrainedTokenizerFast, trainer: Tra
 
 def collate_members(split: EncodedSplit, member_indices: Sequence[np.ndarray], pad_id: int) -> dict[str, torch.Tensor]:
     """The K members' batches of one step, each as `batching.collate` pads it, padded further to the
-    widest of them and stacked: every tensor gets a leading member dimension."""
+    widest of them and stacked: every tensor gets a leading member dimension. A member whose batch is
+    shorter (its epoch's last, partial batch falls at another step than the others' when batches are
+    grouped by length) gets copies of its first row labelled `IGNORED_LABEL`: the model's loss leaves
+    them out, so its loss and gradients are those of its own rows, as in its solo run."""
     batches = [collate(split, indices, pad_id) for indices in member_indices]
-    if len({len(indices) for indices in member_indices}) > 1:
-        raise ValueError(f"members' batches differ in size: {[len(i) for i in member_indices]}")
+    rows = max(len(indices) for indices in member_indices)
     width = max(batch["input_ids"].shape[1] for batch in batches)
     fill = {"input_ids": pad_id, "token_type_ids": 0, "attention_mask": 0}
-    stacked = {key: torch.stack([torch.nn.functional.pad(batch[key], (0, width - batch[key].shape[1]), value=value)
+    stacked = {key: torch.stack([_rows_filled(torch.nn.functional.pad(batch[key], (0, width - batch[key].shape[1]),
+                                                                     value=value), rows)
                                  for batch in batches]) for key, value in fill.items()}
-    stacked["labels"] = torch.stack([batch["labels"] for batch in batches])
+    stacked["labels"] = torch.stack([torch.nn.functional.pad(batch["labels"], (0, rows - len(batch["labels"])),
+                                                             value=IGNORED_LABEL) for batch in batches])
     return stacked
+
+
+def _rows_filled(tensor: torch.Tensor, rows: int) -> torch.Tensor:
+    """`tensor` (rows × width) with copies of its first row appended up to `rows` (a real row, not an
+    empty one: a row with nothing to attend to would give NaN)."""
+    return torch.cat([tensor, tensor[:1].expand(rows - len(tensor), -1)]) if len(tensor) < rows else tensor
 
 
 def clip_per_member(params: Sequence[torch.Tensor], max_norm: float) -> torch.Tensor:

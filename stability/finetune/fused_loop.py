@@ -59,7 +59,7 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
             loss_sum += losses
             for member, recorder in enumerate(recorders):
                 if recorder is not None and not fused.stopped[member]:
-                    recorder.observe(step_indices[member], logits[member])
+                    recorder.observe(step_indices[member], logits[member, :len(step_indices[member])])
         probs = fused.predict_entailment_probability(val_split, trainer.eval_batch_size, pad_id,
                                                      trainer.eval_tokens_per_batch)
         recording = [recorder for recorder in recorders if recorder is not None]

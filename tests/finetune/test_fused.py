@@ -51,8 +51,8 @@ def _accelerator(mixed_precision: str = "no") -> Accelerator:
     return Accelerator(cpu=True, mixed_precision=mixed_precision)
 
 
-def _solo(settings, tokenizer, split, seed_init: int, seed_order: int):
-    """The seed's losses, gradient norms and final weights over STEPS steps, by the solo loop's own step."""
+def _solo(settings, tokenizer, split, seed_init: int, seed_order: int, steps: int = STEPS):
+    """The seed's losses, gradient norms and final weights over `steps` steps, by the solo loop's own step."""
     model = build_model(settings.model, tokenizer, seed_init)
     batches = _member_batches(settings, split, seed_order)
     recipe = prepare(model, settings.trainer, len(batches), seed_init * 1000)
@@ -60,7 +60,7 @@ def _solo(settings, tokenizer, split, seed_init: int, seed_order: int):
     model, optimizer = accelerator.prepare(model, recipe.optimizer)
     model.train()
     losses, norms = [], []
-    for indices in batches[:STEPS]:
+    for indices in batches[:steps]:
         output, norm = train_step(model, collate(split, indices, tokenizer.pad_token_id), optimizer, recipe,
                                   accelerator, settings.trainer.max_grad_norm)
         losses.append(output.loss.item())
@@ -120,6 +120,22 @@ def test_fused_members_train_as_their_solo_runs_step_by_step(tmp_path, overrides
     # the members are different seeds: their first losses differ
     assert len(set(np.round(losses[0], 6))) == len(SEEDS_INIT)
 
+
+
+def test_members_whose_partial_batch_falls_at_different_steps_train_as_their_solo_runs(tmp_path):
+    """30 pairs in batches of 4, grouped by length: each member's epoch ends in a batch of 2 at a step
+    of its own order, so at some step the members' batches differ in size; over the whole epoch every
+    member's losses and gradient norms are still its solo run's."""
+    settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0", "data.max_train_samples=30"])
+    assert settings.trainer.group_by_length
+    orders = [_member_batches(settings, split, seed) for seed in SEEDS_ORDER]
+    steps = len(orders[0])
+    assert any(len({len(order[step]) for order in orders}) > 1 for step in range(steps))
+    _, losses, norms = _fused(settings, tokenizer, split, steps=steps)
+    for member, (seed_init, seed_order) in enumerate(zip(SEEDS_INIT, SEEDS_ORDER)):
+        solo_losses, solo_norms, _ = _solo(settings, tokenizer, split, seed_init, seed_order, steps=steps)
+        np.testing.assert_allclose(losses[:, member], solo_losses, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(norms[:, member], solo_norms, rtol=1e-4, atol=1e-6)
 
 def test_a_member_at_a_cut_rate_steps_as_its_solo_run_at_that_rate(tmp_path):
     """The plateau rule's factors: members at 1, 1/2 and 1/4 of the rate train as solo runs at those rates."""
