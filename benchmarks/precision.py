@@ -5,6 +5,11 @@ by the project's own report.
                                    [--samples 600] [--epochs 3] [--batch-size 16] [--learning-rate 3e-5]
                                    [--eval-samples M] [--jobs-per-device 2] [--aso-iterations 100] [--out DIR]
                                    [--preset NAME --config-dir DIR]
+    python benchmarks/precision.py --runs DIR --axis KEY=A,B [--labels LA,LB] [--out DIR]
+
+`--runs DIR --axis KEY=A,B [--labels LA,LB]` train nothing: they compare the finished runs in DIR
+that differ in KEY (A the reference), e.g. `--axis trainer.fuse_seeds=1,3 --labels solo,fused3` for
+seeds trained alone and fused three at a time, through the same report and tables.
 
 `--preset NAME --config-dir DIR` start every run from a user preset (`hydra.searchpath=[file://DIR]
 experiment=NAME`, see the docs' "Your own configs"), e.g. one that trains on English SICK and scores
@@ -94,11 +99,13 @@ import os
 import statistics
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
 from scipy import stats
 from stability.core.jobs import sweep_jobs
 from stability.core.overrides import expand_ranges
@@ -155,47 +162,74 @@ def train_command(args: argparse.Namespace, runs: Path) -> list[str]:
             "hydra/launcher=local_gpus", f"hydra.launcher.jobs_per_device={args.jobs_per_device}"]
 
 
-def _precision(run: RunDir) -> str:
-    """The run's `trainer.mixed_precision` as its config.yaml says."""
-    return str(run.read_config().trainer.mixed_precision)
+@dataclass(frozen=True)
+class Arms:
+    """The comparison's two arms: two values of one config key, A (the reference) first, and their
+    names in the tables. The default is the precision this script trains; `--runs --axis` compares
+    any other pair (e.g. `trainer.fuse_seeds=1,3`, the fused engine against solo runs)."""
+
+    key: str = "trainer.mixed_precision"
+    values: tuple[str, str] = PRECISIONS
+    labels: tuple[str, str] = tuple(LABELS[p] for p in PRECISIONS)
+
+    @classmethod
+    def parse(cls, axis: str, labels: str | None) -> "Arms":
+        """`KEY=A,B` (and `LA,LB`, else the values) as `--axis` and `--labels` give them."""
+        key, _, values = axis.partition("=")
+        pair = tuple(values.split(","))
+        names = tuple(labels.split(",")) if labels else pair
+        if not key or len(pair) != 2 or len(names) != 2:
+            raise ValueError(f"--axis {axis!r}: give one key and two values, KEY=A,B (and --labels two names)")
+        return cls(key, pair, names)
+
+    def label(self, value: str) -> str:
+        return self.labels[self.values.index(value)]
+
+    def of(self, run: RunDir) -> str:
+        """The run's value of the key, as its config.yaml says."""
+        return str(OmegaConf.select(run.read_config(), self.key))
 
 
-def same_seed_line(runs: Path) -> str:
-    """How far each seed's bf16 run answers the diagnostic set differently from its float32 run:
-    the same data order, dropout and initial head, so any difference is the precision's."""
-    answers = {p: predictions_by_seed(run for run in iter_runs(runs) if _precision(run) == p) for p in PRECISIONS}
-    differing, compared, largest = prediction_difference(answers["no"], answers["bf16"])
-    return (f"same seed in both precisions: {compared - differing} of {compared} diagnostic labels equal "
+PRECISION = Arms()
+
+
+def same_seed_line(runs: Path, arms: Arms = PRECISION) -> str:
+    """How far each seed's B run answers the diagnostic set differently from its A run: the same
+    data order and initial head, so any difference is the arms' doing."""
+    answers = [predictions_by_seed(run for run in iter_runs(runs) if arms.of(run) == v) for v in arms.values]
+    differing, compared, largest = prediction_difference(*answers)
+    return (f"same seed in both arms: {compared - differing} of {compared} diagnostic labels equal "
             f"({(compared - differing) / compared:.1%}), largest |ΔP(entailment)| {largest:.2g}")
 
 
-def read_runs(runs: Path) -> dict[str, list[RunRecord]]:
-    """Every finished run's record by precision (`trainer.mixed_precision` of its config.yaml);
-    exits when a precision has runs of more than one variant (another sweep in the folder)."""
-    found: dict[str, list[RunRecord]] = {precision: [] for precision in PRECISIONS}
+def read_runs(runs: Path, arms: Arms = PRECISION) -> dict[str, list[RunRecord]]:
+    """Every finished run's record by arm (the key's value in its config.yaml); exits when an arm
+    has runs of more than one variant (another sweep in the folder)."""
+    found: dict[str, list[RunRecord]] = {value: [] for value in arms.values}
     for run in iter_runs(runs):
-        precision = _precision(run)
-        if precision in found:
-            found[precision].append(run.read_record())
-    for precision, records in found.items():
+        value = arms.of(run)
+        if value in found:
+            found[value].append(run.read_record())
+    for value, records in found.items():
         if not records:
-            sys.exit(f"error: no finished {LABELS[precision]} run under {runs}")
+            sys.exit(f"error: no finished {arms.label(value)} run under {runs}")
         conditions = {(r.lang, r.setup, r.variant) for r in records}
         if len(conditions) > 1:
-            sys.exit(f"error: {runs} holds {LABELS[precision]} runs of {len(conditions)} conditions "
+            sys.exit(f"error: {runs} holds {arms.label(value)} runs of {len(conditions)} conditions "
                      f"({sorted(conditions)}): use a fresh --out")
-    conditions = {precision: (records[0].lang, records[0].setup) for precision, records in found.items()}
+    conditions = {value: (records[0].lang, records[0].setup) for value, records in found.items()}
     if len(set(conditions.values())) > 1:
-        sys.exit(f"error: the two precisions' runs differ in language or setup: {conditions}")
+        sys.exit(f"error: the two arms' runs differ in language or setup: {conditions}")
     return found
 
 
-def report_command(runs: Path, report: Path, setup: str, variants: dict[str, str], aso_iterations: int) -> list[str]:
-    """The report with bf16 compared against float32: `compare=[A,B]` for the ΔMCC tests,
-    `reference=` for the σ comparison (the section on stabilisation methods)."""
-    a, b = (f"{setup}/{variants[p]}" if variants[p] else setup for p in PRECISIONS)
+def report_command(runs: Path, report: Path, setup: str, variants: dict[str, str], aso_iterations: int,
+                   arms: Arms = PRECISION) -> list[str]:
+    """The report with B compared against A: `compare=[A,B]` for the ΔMCC tests, `reference=` for
+    the σ comparison (the section on stabilisation methods)."""
+    a, b = (f"{setup}/{variants[v]}" if variants[v] else setup for v in arms.values)
     return [sys.executable, "-m", "stability.report", f"runs={runs}", f"out={report}",
-            f"compare=['{a}','{b}']", f"reference='{variants['no']}'", "aso=true",
+            f"compare=['{a}','{b}']", f"reference='{variants[arms.values[0]]}'", "aso=true",
             f"aso_iterations={aso_iterations}"]
 
 
@@ -226,9 +260,10 @@ def _p(value: float) -> str:
 
 
 def speed(records: dict[str, list[RunRecord]]) -> tuple[dict[str, tuple[float, float]], float]:
-    """Mean ± σ of `train_seconds` per precision and the ratio float32 / bf16 of the means."""
-    seconds = {p: _mean_std([float(r.timings["train_seconds"]) for r in records[p]]) for p in PRECISIONS}
-    return seconds, seconds["no"][0] / seconds["bf16"][0]
+    """Mean ± σ of `train_seconds` per arm and the ratio A / B of the means."""
+    seconds = {v: _mean_std([float(r.timings["train_seconds"]) for r in rs]) for v, rs in records.items()}
+    a, b = seconds.values()
+    return seconds, a[0] / b[0]
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -237,10 +272,10 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def stabilizer_rows(report: Path, lang: str, setup: str, variants: dict[str, str]) -> dict[str, pd.DataFrame]:
-    """Each precision's rows of the report's stabilizers.csv, by category."""
+    """Each arm's rows of the report's stabilizers.csv, by category (`variants` in the arms' order)."""
     stab = _read(report / "stabilizers.csv")
     stab = stab[(stab["lang"] == lang) & (stab["setup"] == setup)]
-    return {p: stab[stab["method"] == variants[p]].set_index("category") for p in PRECISIONS}
+    return {v: stab[stab["method"] == variant].set_index("category") for v, variant in variants.items()}
 
 
 def comparison_rows(report: Path, lang: str, sides: dict[str, pd.DataFrame]) -> list[list[str]]:
@@ -251,7 +286,7 @@ def comparison_rows(report: Path, lang: str, sides: dict[str, pd.DataFrame]) -> 
     overall = overall[(overall["lang"] == lang) & (overall["category"] == OVERALL)].set_index("category")
     rows = []
     for category, delta in [*((c, tests) for c in COARSE_CATEGORIES), (OVERALL, overall)]:
-        a, b = (sides[p].loc[category] if category in sides[p].index else None for p in PRECISIONS)
+        a, b = (side.loc[category] if category in side.index else None for side in sides.values())
         d = delta.loc[category] if category in delta.index else None
         if a is None or b is None or d is None:   # a category without items in this diagnostic set
             rows.append([category if category != OVERALL else ALL_ITEMS, "0", *["–"] * 8])
@@ -265,29 +300,29 @@ def comparison_rows(report: Path, lang: str, sides: dict[str, pd.DataFrame]) -> 
     return rows
 
 
-def failed_line(sides: dict[str, pd.DataFrame]) -> str:
+def failed_line(sides: dict[str, pd.DataFrame], arms: Arms = PRECISION) -> str:
     parts = []
-    for p in PRECISIONS:
-        first = sides[p].iloc[0]
-        parts.append(f"{LABELS[p]} {first.failed} of {first.n_runs}" if not pd.isna(first.failed)
-                     else f"{LABELS[p]} –")
+    for value, side in sides.items():
+        first = side.iloc[0]
+        parts.append(f"{arms.label(value)} {first.failed} of {first.n_runs}" if not pd.isna(first.failed)
+                     else f"{arms.label(value)} –")
     return "failed runs (the report's verdict): " + ", ".join(parts)
 
 
 def extra_set_rows(records: dict[str, list[RunRecord]], confidence: float = 0.95) -> list[list[str]]:
-    """One row per extra evaluation set: each precision's MCC mean ± σ, the paired ΔMCC bf16 − float32
-    over the seeds both precisions ran (Student t interval and p), the σ ratio with its F interval."""
-    by_seed = {p: {r.seed: r for r in records[p]} for p in PRECISIONS}
-    seeds = sorted(set(by_seed["no"]) & set(by_seed["bf16"]))
+    """One row per extra evaluation set: each arm's MCC mean ± σ, the paired ΔMCC B − A over the
+    seeds both arms ran (Student t interval and p), the σ ratio B / A with its F interval."""
+    by_seed = [{r.seed: r for r in rs} for rs in records.values()]
+    seeds = sorted(set(by_seed[0]) & set(by_seed[1]))
     rows = []
-    for name in sorted({name for r in records["no"] for name in r.extra_eval}):
-        a, b = (np.array([by_seed[p][s].extra_eval[name]["mcc"] for s in seeds]) for p in PRECISIONS)
+    for name in sorted({name for r in by_seed[0].values() for name in r.extra_eval}):
+        a, b = (np.array([side[s].extra_eval[name]["mcc"] for s in seeds]) for side in by_seed)
         with np.errstate(invalid="ignore", divide="ignore"):
             paired = stats.ttest_rel(b, a)
             delta = paired.confidence_interval(confidence)
         low, high = std_ratio_interval_of(b, a, "F", confidence)
         std_a, std_b = np.std(a, ddof=1), np.std(b, ddof=1)
-        rows.append([name, str(by_seed["no"][seeds[0]].extra_eval[name]["n_items"]), str(len(seeds)),
+        rows.append([name, str(by_seed[0][seeds[0]].extra_eval[name]["n_items"]), str(len(seeds)),
                      f"{_num(a.mean())} ± {_num(std_a)}", f"{_num(b.mean())} ± {_num(std_b)}",
                      f"{_num((b - a).mean())} [{_num(delta.low)}, {_num(delta.high)}]", _p(paired.pvalue),
                      _ratio(std_b / std_a if std_a > 0 else math.nan, low, high)])
@@ -321,6 +356,12 @@ def main() -> None:
                         help="the report's aso_iterations (deepsig's bootstrap per cell; ~1 s per cell at 100)")
     parser.add_argument("--preset", default=None, help="a user preset: experiment=NAME from --config-dir")
     parser.add_argument("--config-dir", default=None, help="the folder holding experiment/NAME.yaml")
+    parser.add_argument("--runs", default=None,
+                        help="compare the finished runs in this folder instead of training (with --axis)")
+    parser.add_argument("--axis", default=None,
+                        help="with --runs: KEY=A,B, the config key the arms differ in, A the reference "
+                             "(default: trainer.mixed_precision=no,bf16)")
+    parser.add_argument("--labels", default=None, help="with --axis: the two arms' names in the tables, LA,LB")
     parser.add_argument("--out", default=None,
                         help="folder for runs/, report/ and the logs, kept (default: a new temporary folder, kept)")
     args = parser.parse_args()
@@ -329,6 +370,12 @@ def main() -> None:
     if args.seeds < 2:
         parser.error("--seeds must be at least 2 (σ, its tests and ε_min need two seeds a side)")
 
+    if (args.axis or args.labels) and not args.runs:
+        parser.error("--axis and --labels compare runs already trained: give --runs DIR too")
+    try:
+        arms = Arms.parse(args.axis, args.labels) if args.axis else PRECISION
+    except ValueError as error:
+        parser.error(str(error))
     if bool(args.preset) != bool(args.config_dir):
         parser.error("--preset and --config-dir go together (the preset is <config-dir>/experiment/<preset>.yaml)")
     if args.config_dir:
@@ -337,47 +384,57 @@ def main() -> None:
         args.data_root = str(Path(args.data_root).resolve())   # the same folder whatever the runs' cwd
     work = Path(args.out).resolve() if args.out else Path(tempfile.mkdtemp(prefix="precision-"))
     work.mkdir(parents=True, exist_ok=True)
-    runs, report = work / "runs", work / "report"
+    env = {**os.environ, **ENV}
+    if args.runs:
+        compare(Path(args.runs).resolve(), work, arms, args.aso_iterations, env)
+        return
+    runs = work / "runs"
     print(f"model={args.model} lang={args.lang} data={args.data_root or 'built-in'} seeds=0..{args.seeds - 1} "
           f"samples={args.samples or 'all'} eval_samples={args.eval_samples or 'all'} epochs={args.epochs} "
           f"batch_size={args.batch_size} lr={args.learning_rate} jobs_per_device={args.jobs_per_device} "
           f"load={os.getloadavg()[0]:.2f}", flush=True)
 
-    env = {**os.environ, **ENV}
     train_wall = run_logged(train_command(args, runs), env, work / "train.log")
-    records = read_runs(runs)
-    lang, setup = records["no"][0].lang, records["no"][0].setup
-    variants = {p: records[p][0].variant for p in PRECISIONS}
+    print(f"training sweep: {train_wall:.1f} s wall (log: {work / 'train.log'})", flush=True)
+    compare(runs, work, arms, args.aso_iterations, env)
+
+
+def compare(runs: Path, work: Path, arms: Arms, aso_iterations: int, env: dict[str, str]) -> None:
+    """The report over the two arms' runs in `runs` (written to `work/report`), then every table."""
+    report = work / "report"
+    records = read_runs(runs, arms)
+    a, b = arms.labels
+    first = next(iter(records.values()))[0]
+    lang, setup = first.lang, first.setup
+    variants = {v: records[v][0].variant for v in arms.values}
     devices = sorted({str(r.device) for rs in records.values() for r in rs})
-    print(f"training sweep: {train_wall:.1f} s wall for {sum(map(len, records.values()))} runs on {', '.join(devices)} "
-          f"(log: {work / 'train.log'})", flush=True)
-    for p in PRECISIONS:
-        print(f"  {LABELS[p]}: {lang}/{setup}/{variants[p] or '(as configured)'}, seeds "
-              f"{sorted(r.seed for r in records[p])}")
-    report_wall = run_logged(report_command(runs, report, setup, variants, args.aso_iterations), env,
+    print(f"{sum(map(len, records.values()))} runs on {', '.join(devices)}", flush=True)
+    for v in arms.values:
+        print(f"  {arms.label(v)} ({arms.key}={v}): {lang}/{setup}/{variants[v] or '(as configured)'}, seeds "
+              f"{sorted(r.seed for r in records[v])}")
+    report_wall = run_logged(report_command(runs, report, setup, variants, aso_iterations, arms), env,
                              work / "report.log")
     print(f"report: {report_wall:.1f} s (log: {work / 'report.log'})\n", flush=True)
 
     seconds, ratio = speed(records)
     print("speed: train_seconds per run (mean ± σ over seeds): "
-          + ", ".join(f"{LABELS[p]} {seconds[p][0]:.2f} ± {_num(seconds[p][1], 2)} s" for p in PRECISIONS)
-          + f"; ratio float32/bf16 {ratio:.2f} (> 1: bf16 faster)")
-    print(same_seed_line(runs))
+          + ", ".join(f"{arms.label(v)} {seconds[v][0]:.2f} ± {_num(seconds[v][1], 2)} s" for v in arms.values)
+          + f"; ratio {a}/{b} {ratio:.2f} (> 1: {b} faster)")
+    print(same_seed_line(runs, arms))
     sides = stabilizer_rows(report, lang, setup, variants)
-    print(failed_line(sides) + "\n")
-    header = ["category", "items", "float32 MCC", "bf16 MCC", "ΔMCC bf16 − float32 [95% CI]", "p Holm",
-              "σ ratio bf16/float32 [95% CI]", "p σ Holm", "ε_min bf16 over float32", "ε_min float32 over bf16"]
+    print(failed_line(sides, arms) + "\n")
+    header = ["category", "items", f"{a} MCC", f"{b} MCC", f"ΔMCC {b} − {a} [95% CI]", "p Holm",
+              f"σ ratio {b}/{a} [95% CI]", "p σ Holm", f"ε_min {b} over {a}", f"ε_min {a} over {b}"]
     print(markdown_table(header, comparison_rows(report, lang, sides)))
     print("\nMCC: mean ± σ over seeds; ΔMCC and p Holm: delta_tests.csv (bootstrap, Holm over every fine and coarse "
-          "category; all items: bootstrap_deltas.csv, not in the family); σ ratio (bootstrap of each precision's "
-          "seeds; ∞: float32's resampled σ can be 0), p σ Holm (Brown–Forsythe) and ε_min: stabilizers.csv.")
+          f"category; all items: bootstrap_deltas.csv, not in the family); σ ratio (bootstrap of each arm's "
+          f"seeds; ∞: {a}'s resampled σ can be 0), p σ Holm (Brown–Forsythe) and ε_min: stabilizers.csv.")
     extra = extra_set_rows(records)
     if extra:
         print("\nExtra evaluation sets (run records):\n")
-        print(markdown_table(["set", "pairs", "seeds", "float32 MCC", "bf16 MCC", "ΔMCC paired [95% t CI]",
-                              "p (paired t)", "σ ratio bf16/float32 [95% F CI]"], extra))
+        print(markdown_table(["set", "pairs", "seeds", f"{a} MCC", f"{b} MCC", "ΔMCC paired [95% t CI]",
+                              "p (paired t)", f"σ ratio {b}/{a} [95% F CI]"], extra))
     print(f"\nruns: {runs}\nreport: {report / 'report.md'} (kept, with every CSV and figure)")
-
 
 if __name__ == "__main__":
     main()

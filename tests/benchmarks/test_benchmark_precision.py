@@ -193,3 +193,24 @@ def test_one_seed_is_refused(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2
     assert "--seeds must be at least 2" in done.stderr.splitlines()[-1]
+
+
+def test_an_axis_names_the_key_its_two_values_and_their_labels():
+    arms = precision.Arms.parse("trainer.fuse_seeds=1,3", "solo,fused3")
+    assert (arms.key, arms.values, arms.labels) == ("trainer.fuse_seeds", ("1", "3"), ("solo", "fused3"))
+    assert precision.Arms.parse("trainer.optimizer=adamw,bertadam", None).labels == ("adamw", "bertadam")
+    assert precision.PRECISION == precision.Arms.parse("trainer.mixed_precision=no,bf16", "float32,bf16")
+    for wrong in ("trainer.fuse_seeds=1", "=1,3", "trainer.fuse_seeds=1,2,3"):
+        with pytest.raises(ValueError, match="KEY=A,B"):
+            precision.Arms.parse(wrong, None)
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--axis", "trainer.fuse_seeds=1,3"], "--axis and --labels compare runs already trained: give --runs DIR too"),
+    (["--runs", ".", "--axis", "trainer.fuse_seeds=1"], "give one key and two values, KEY=A,B"),
+])
+def test_a_wrong_axis_is_refused_in_one_line(tmp_path, options, message):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", *options], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr.splitlines()[-1]
