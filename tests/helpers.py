@@ -63,6 +63,24 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
         assert fragment in lines[0], lines[0]
 
 
+def assert_report_refuses(runs_dir: Path, out: Path, line: str, capsys) -> None:
+    """Gathering `runs_dir` raises `line`, and the report command says it in one line, exit 2,
+    writing nothing to `out`."""
+    import pytest
+    from stability.core.errors import UserError
+    from stability.report.cli import main as report_main
+    from stability.report.collect import collect
+
+    with pytest.raises(UserError) as refused:
+        collect([runs_dir])
+    assert str(refused.value) == line
+    with pytest.raises(SystemExit) as stop:
+        report_main([f"runs={runs_dir}", f"out={out}", "bootstrap=0", "figures=false"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"error: {line}"]
+    assert not out.exists()
+
+
 def runs(output_dir: Path) -> dict[str, dict]:
     """metrics.json of every run under a folder (not the runs a forced rerun replaced), keyed by
     its path relative to the folder."""

@@ -88,13 +88,6 @@ def test_a_user_preset_starts_every_run_and_the_scripts_options_override_it(tmp_
     assert {(c.data.max_length, c.trainer.batch_size, c.data.extra_eval[0].name) for c in configs} == {(64, 16, "held-out")}
 
 
-def test_one_preset_option_without_the_other_is_refused(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", "--preset", "mine", "--out", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 2
-    assert "--preset and --config-dir go together" in done.stderr.splitlines()[-1]
-
-
 def test_the_extra_sets_table_pairs_each_seeds_two_precisions():
     """ΔMCC pairs the runs by seed, whatever their order; its t interval and the F interval of the σ
     ratio computed by hand (t_0.975,2 = 4.302653; F_0.025,2,2 = 1/39, F_0.975,2,2 = 39)."""
@@ -206,10 +199,11 @@ def test_an_axis_names_the_key_its_two_values_and_their_labels():
 
 
 @pytest.mark.parametrize("options, message", [
+    (["--preset", "mine"], "--preset and --config-dir go together"),
     (["--axis", "trainer.fuse_seeds=1,3"], "--axis and --labels compare runs already trained: give --runs DIR too"),
     (["--runs", ".", "--axis", "trainer.fuse_seeds=1"], "give one key and two values, KEY=A,B"),
 ])
-def test_a_wrong_axis_is_refused_in_one_line(tmp_path, options, message):
+def test_wrong_options_are_refused_in_one_line(tmp_path, options, message):
     done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", *options], capture_output=True, text=True,
                           cwd=tmp_path)
     assert done.returncode == 2

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers import QUICK, assert_one_line_error, predictions, runs, saved_model_probabilities, train_cli
+from helpers import (QUICK, assert_one_line_error, assert_report_refuses, predictions, runs, saved_model_probabilities,
+                     train_cli)
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError
@@ -182,14 +183,7 @@ def test_the_report_refuses_to_pool_a_solo_and_a_fused_run_of_one_variant(tmp_pa
     folder = runs_dir / "en" / "rte"
     line = (f"{folder}: 3 runs of en / rte trained in different engines: fused3 in seed3, solo in seed0 "
             f"(fix: report each engine's runs apart, e.g. runs=[{folder / 'seed3'}] out=report-fused3)")
-    with pytest.raises(UserError) as refused:
-        collect([runs_dir])
-    assert str(refused.value) == line
-    with pytest.raises(SystemExit) as stop:
-        report_main([f"runs={runs_dir}", f"out={tmp_path / 'report'}", "bootstrap=0", "figures=false"])
-    assert stop.value.code == 2
-    assert capsys.readouterr().err.splitlines() == [f"error: {line}"]
-    assert not (tmp_path / "report").exists()
+    assert_report_refuses(runs_dir, tmp_path / "report", line, capsys)
     (folder / "seed3").rename(tmp_path / "fused3")      # one engine per cell: pooled
     assert collect([runs_dir]).n_runs == 2
 

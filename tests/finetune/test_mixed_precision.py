@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from helpers import QUICK, runs
+from helpers import QUICK, assert_report_refuses, runs
 
 from stability.core.errors import UserError
 from stability.core.jobs import job_configs, without_hydra
@@ -186,14 +186,7 @@ def test_the_report_refuses_to_pool_runs_of_one_variant_in_two_precisions(tmp_pa
     fix = f"runs=[{folder / 'seed0'},{folder / 'seed2'}] out=report-bf16"
     line = (f"{folder}: 4 runs of en / rte / precision-auto trained in different precisions: bf16 in seed0, "
             f"float32 in seed1 (fix: report each precision's runs apart, e.g. {fix})")
-    with pytest.raises(UserError) as refused:
-        collect([runs_dir])
-    assert str(refused.value) == line
-    with pytest.raises(SystemExit) as stop:
-        report_main([f"runs={runs_dir}", f"out={tmp_path / 'report'}", "bootstrap=0", "figures=false"])
-    assert stop.value.code == 2
-    assert capsys.readouterr().err.splitlines() == [f"error: {line}"]
-    assert not (tmp_path / "report").exists()
+    assert_report_refuses(runs_dir, tmp_path / "report", line, capsys)
     # the fix, typed as written: the bf16 runs alone are reported
     monkeypatch.chdir(tmp_path)
     report_main([*fix.split(), "bootstrap=0", "figures=false"])
