@@ -29,7 +29,7 @@ from accelerate import Accelerator
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
-from stability.core.jobrecord import utc_now
+from stability.core.jobrecord import JobRecord, utc_now, write_job_record
 from stability.core.runmatch import SAME, judge
 from stability.core.runrecord import RunDir, RunRecord
 from stability.core.schemas.train import TrainConfig
@@ -74,7 +74,13 @@ def run_group(members: Sequence[Member], first: Path, hold: Hold,
             return list(attempts)
         own = [attempt for attempt, member in zip(attempts, members)
                if member.path == first and isinstance(attempt, Attempt)]
-        return _train_group(members, attempts, lambda folder: claim(own[0].target.path if own else folder))
+        records = _train_group(members, attempts, lambda folder: claim(own[0].target.path if own else folder))
+    for member, attempt in zip(members, attempts):
+        if member.path != first and isinstance(attempt, Attempt):
+            # the member's job did its work here: its record says finished (one an earlier command left,
+            # e.g. failed because the group's first job failed then, would name it at the sweep's end)
+            write_job_record(member.path, JobRecord.started_here().finished())
+    return records
 
 
 def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],

@@ -19,6 +19,7 @@ from helpers import (QUICK, assert_one_line_error, assert_report_refuses, predic
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError
+from stability.core.jobrecord import DONE, JobRecord, read_job_record, write_job_record
 from stability.core.runrecord import RunDir, RunRecord
 from stability.core.schemas.train import train_settings
 from stability.core.taxonomy import FINE_CATEGORIES
@@ -163,6 +164,19 @@ def test_a_member_whose_group_did_not_finish_it_says_so_in_one_line(tmp_path):
                                   f"the group)")
     assert not own.exists()
 
+
+
+@pytest.mark.slow
+def test_a_member_failed_by_an_earlier_command_is_done_once_its_group_trains(tmp_path):
+    """An earlier command left seed 1's job failed (its group's first job had failed then); the group
+    trained now writes seed 1's run, so the sweep ends with no failed job and the record says done."""
+    out = tmp_path / "outputs"
+    folder = out / "smoke" / "en" / "rte" / VARIANT / "seed1"
+    write_job_record(folder, JobRecord.started_here().finished("seed 1 is trained by its fused group's first job"))
+    result = train_cli([*FUSED, f"paths.output_dir={out}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "failed" not in result.stderr
+    assert read_job_record(folder).state == DONE and (folder / "metrics.json").is_file()
 
 def _write_run(root: Path, seed: int, engine: str | None) -> Path:
     """A hand-made finished run of en / rte whose record says it was trained by `engine`."""
