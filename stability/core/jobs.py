@@ -161,8 +161,12 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
 
 
 def without_hydra(cfg: DictConfig) -> DictConfig:
-    """A copy of a composed config without Hydra's own node, as a job's task function sees it."""
-    copied = copy.copy(cfg)
+    """A copy of a composed config without Hydra's own node, as a job's task function sees it.
+    The copy leaves Hydra's node out (deepcopy's memo gives an empty stand-in for it, then
+    dropped) rather than copying it and dropping the copy: the node is about half the config,
+    and a sweep copies each job's config several times (the checks, the guard)."""
+    hydra = cfg._get_node("hydra")
+    copied = copy.deepcopy(cfg, {} if hydra is None else {id(hydra): DictConfig({})})
     with open_dict(copied):
         copied.pop("hydra", None)
     return copied
@@ -172,19 +176,22 @@ def refuse_undeclared_keys(cfg: DictConfig, config_name: str) -> None:
     """A key no schema declares, as one UserError. Struct mode refuses `key=value` of an unknown
     key, but `+key=value` and `++key=value` add it, and `OmegaConf.to_object` keeps it as a
     mere attribute: a typo would run silently with the preset's value and name the variant."""
-    undeclared = _undeclared(without_hydra(cfg))
+    undeclared = _undeclared(cfg, leave_out=("hydra",))  # Hydra's own node: no schema declares it
     if undeclared is not None:
         raise unknown_key(*undeclared, config_name)
 
 
-def _undeclared(node: Container, path: str = "") -> tuple[str, type] | None:
-    """The first key under `node` that is no field of its node's dataclass, and that dataclass;
-    nodes typed Dict or Any (label maps, `columns`, `lang.files`, `annotator`) take any key."""
+def _undeclared(node: Container, path: str = "", leave_out: tuple[str, ...] = ()) -> tuple[str, type] | None:
+    """The first key under `node` (but its keys `leave_out`) that is no field of its node's
+    dataclass, and that dataclass; nodes typed Dict or Any (label maps, `columns`, `lang.files`,
+    `annotator`) take any key."""
     if node._is_none() or node._is_missing() or node._is_interpolation():
         return None
     schema = OmegaConf.get_type(node)
     fields = {field.name for field in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema) else None
     for key in node.keys() if isinstance(node, DictConfig) else range(len(node)):
+        if key in leave_out:
+            continue
         full_key = f"{path}[{key}]" if isinstance(node, ListConfig) else f"{path}.{key}".lstrip(".")
         if fields is not None and key not in fields:
             return full_key, typing.cast(type, schema)
