@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
@@ -36,11 +37,18 @@ def task(cfg: DictConfig) -> float | None:
     settings = train_settings(cfg)
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
+    record = run_one(settings, cfg, Path(hydra_cfg.runtime.output_dir), claim=claim_job_folder,
+                     place=partial(_on_device, job_num))
+    return None if record is None else record.overall_mcc
+
+
+@contextmanager
+def _on_device(job_num: int) -> Iterator[None]:
+    """The job's GPU or CPU share while its run trains (`sweep.devices`)."""
     with job_device(job_num) as gpu:
         if gpu is not None:
             log.info("[job %s] on GPU %s", job_num, gpu)
-        record = run_one(settings, cfg, Path(hydra_cfg.runtime.output_dir), claim=claim_job_folder)
-    return None if record is None else record.overall_mcc
+        yield
 
 
 def interrupted(configs: list[DictConfig], multirun: bool) -> str:
