@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
@@ -50,14 +51,21 @@ def task(cfg: DictConfig) -> float | None:
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     path = Path(hydra_cfg.runtime.output_dir)
+    if path.absolute() in _FUSED:
+        with _on_device(job_num):
+            record = _fused_job(settings, cfg, path.absolute(), *_FUSED[path.absolute()])
+    else:
+        record = run_one(settings, cfg, path, claim=claim_job_folder, place=partial(_on_device, job_num))
+    return None if record is None else record.overall_mcc
+
+
+@contextmanager
+def _on_device(job_num: int) -> Iterator[None]:
+    """The job's GPU or CPU share while its run trains (`sweep.devices`)."""
     with job_device(job_num) as gpu:
         if gpu is not None:
             log.info("[job %s] on GPU %s", job_num, gpu)
-        if path.absolute() in _FUSED:
-            record = _fused_job(settings, cfg, path.absolute(), *_FUSED[path.absolute()])
-        else:
-            record = run_one(settings, cfg, path, claim=claim_job_folder)
-    return None if record is None else record.overall_mcc
+        yield
 
 
 def _fused_job(settings: TrainConfig, cfg: DictConfig, path: Path, group: list[tuple[DictConfig, Path]],

@@ -4,6 +4,7 @@ fixture built once)."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,25 @@ def isolated_cache(tmp_path, monkeypatch) -> Path:
 
 # Folders whose tests share a session fixture too costly to build twice: the SLURM test cluster.
 ONE_WORKER_FOLDERS = ("tests/slurm/",)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config):
+    """`-n auto`: xdist's worker per core, and one more when the run includes the SLURM tests
+    against a real cluster. Their worker mostly waits on the cluster's clock (time limits,
+    requeues) while its jobs use a fraction of a core, which would leave a core idle for minutes."""
+    workers = yield
+    return workers + 1 if _runs_the_slurm_tests(config) else workers
+
+
+def _runs_the_slurm_tests(config: pytest.Config) -> bool:
+    """The run includes tests/slurm (no -m narrows it, its paths cover the folder) and they can
+    bring up their cluster here (SLURM installed, root: tests/slurm/conftest.py)."""
+    slurm = REPO_ROOT / "tests" / "slurm"
+    paths = [(Path(config.invocation_params.dir) / arg.split("::")[0]).resolve() for arg in config.args]
+    return (not config.option.markexpr and os.geteuid() == 0
+            and (shutil.which("slurmctld") is not None or Path("/usr/sbin/slurmctld").is_file())
+            and any(path == slurm or path in slurm.parents for path in paths))
 
 
 def _work_unit(nodeid: str) -> str:

@@ -101,18 +101,22 @@ def job_overrides(master: DictConfig, task: list[Override], multirun: bool) -> l
     return sweep_jobs(arguments)
 
 
+def _is_group(override: Override, config_dirs: list[Path]) -> bool:
+    """Whether `override` chooses a config group's option (`lang=fr`, `model=tiny`) rather than a value."""
+    return override.package is not None or bool(group_options(override.key_or_group, config_dirs))
+
+
 def _compose_jobs(config_name: str, hydra_lines: list[str], jobs: list[list[str]],
-                  config_dirs: list[Path]) -> list[DictConfig]:
+                  config_dirs: list[Path], bases: dict[tuple[str, ...], DictConfig]) -> list[DictConfig]:
     """Each job's config with its `hydra` node: one composition per distinct set of group
-    overrides, then the job's value overrides applied as Hydra's config loader applies them."""
+    overrides (`bases`, by their lines, may hold some already), then the job's value overrides
+    applied as Hydra's config loader applies them."""
     parser = OverridesParser.create()
-    bases: dict[tuple[str, ...], DictConfig] = {}
     configs = []
     for job in progress(jobs, desc="composing jobs", unit="job", enabled=len(jobs) >= PROGRESS_FROM):
         raise_if_interrupted()
         parsed = parser.parse_overrides(job)
-        is_group = [override.package is not None or bool(group_options(override.key_or_group, config_dirs))
-                    for override in parsed]
+        is_group = [_is_group(override, config_dirs) for override in parsed]
         groups = tuple(o.input_line for o, group in zip(parsed, is_group) if group)
         if groups not in bases:
             bases[groups] = compose(config_name, overrides=hydra_lines + list(groups), return_hydra_config=True)
@@ -142,11 +146,18 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
     task = [o for o in overrides if not o.is_hydra_override()]
     try:  # Ctrl-C acts between two jobs' configs, never inside one (core.interrupts)
         with deferred(), initialize_config_dir(config_dir=str(conf_dir), version_base="1.3", job_name=config_name):
-            fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
-            master = compose(config_name, overrides=fixed, return_hydra_config=True)
-            multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
             config_dirs = [conf_dir, *user_config_dirs(overrides)]
-            configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs)
+            # the config of the fixed overrides: composed from their group choices, which is
+            # also the base of the jobs that choose just those (a composition saved), then
+            # their values applied, as in each job
+            fixed = [o for o in task if not o.is_sweep_override()]
+            groups = tuple(o.input_line for o in fixed if _is_group(o, config_dirs))
+            base = compose(config_name, overrides=hydra_lines + list(groups), return_hydra_config=True)
+            master = copy.deepcopy(base)
+            ConfigLoaderImpl._apply_overrides_to_config([o for o in fixed if not _is_group(o, config_dirs)], master)
+            multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
+            configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs,
+                                    bases={groups: base})
             for cfg in configs:
                 raise_if_interrupted()
                 refuse_undeclared_keys(cfg, config_name)
@@ -161,8 +172,12 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
 
 
 def without_hydra(cfg: DictConfig) -> DictConfig:
-    """A copy of a composed config without Hydra's own node, as a job's task function sees it."""
-    copied = copy.copy(cfg)
+    """A copy of a composed config without Hydra's own node, as a job's task function sees it.
+    The copy leaves Hydra's node out (deepcopy's memo gives an empty stand-in for it, then
+    dropped) rather than copying it and dropping the copy: the node is about half the config,
+    and a sweep copies each job's config several times (the checks, the guard)."""
+    hydra = cfg._get_node("hydra")
+    copied = copy.deepcopy(cfg, {} if hydra is None else {id(hydra): DictConfig({})})
     with open_dict(copied):
         copied.pop("hydra", None)
     return copied
@@ -172,19 +187,22 @@ def refuse_undeclared_keys(cfg: DictConfig, config_name: str) -> None:
     """A key no schema declares, as one UserError. Struct mode refuses `key=value` of an unknown
     key, but `+key=value` and `++key=value` add it, and `OmegaConf.to_object` keeps it as a
     mere attribute: a typo would run silently with the preset's value and name the variant."""
-    undeclared = _undeclared(without_hydra(cfg))
+    undeclared = _undeclared(cfg, leave_out=("hydra",))  # Hydra's own node: no schema declares it
     if undeclared is not None:
         raise unknown_key(*undeclared, config_name)
 
 
-def _undeclared(node: Container, path: str = "") -> tuple[str, type] | None:
-    """The first key under `node` that is no field of its node's dataclass, and that dataclass;
-    nodes typed Dict or Any (label maps, `columns`, `lang.files`, `annotator`) take any key."""
+def _undeclared(node: Container, path: str = "", leave_out: tuple[str, ...] = ()) -> tuple[str, type] | None:
+    """The first key under `node` (but its keys `leave_out`) that is no field of its node's
+    dataclass, and that dataclass; nodes typed Dict or Any (label maps, `columns`, `lang.files`,
+    `annotator`) take any key."""
     if node._is_none() or node._is_missing() or node._is_interpolation():
         return None
     schema = OmegaConf.get_type(node)
     fields = {field.name for field in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema) else None
     for key in node.keys() if isinstance(node, DictConfig) else range(len(node)):
+        if key in leave_out:
+            continue
         full_key = f"{path}[{key}]" if isinstance(node, ListConfig) else f"{path}.{key}".lstrip(".")
         if fields is not None and key not in fields:
             return full_key, typing.cast(type, schema)

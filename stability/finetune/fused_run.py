@@ -40,8 +40,9 @@ from stability.finetune.fused_loop import train_members
 from stability.finetune.precision import forget_previous_precision, refuse_precision_not_run, resolve_mixed_precision, \
     run_device
 from stability.finetune.dynamics import DynamicsRecorder
-from stability.finetune.run import (Attempt, EncodedData, dynamics_recording, evaluate_and_record, load_encoded,
-                                    plan_attempt, recorded_config, run_name)
+from stability.finetune.attempt import (EncodedData, dynamics_recording, evaluate_and_record, load_encoded,
+                                        recorded_config, run_name)
+from stability.finetune.run import Attempt, plan_attempt
 from stability.tracking.trackers import make_tracker
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
 
 def _recorder(attempt: Attempt | RunRecord, loaded: EncodedData, accelerator: Accelerator) -> DynamicsRecorder | None:
     """The recorder of a member that is written with `trainer.dynamics=true`, writing into its folder
-    as a solo run's does (`run._train_and_record`); None for the others."""
+    as a solo run's does (`attempt.train_and_record`); None for the others."""
     if not isinstance(attempt, Attempt) or not attempt.settings.trainer.dynamics:
         return None
     return dynamics_recording(attempt.target, loaded, accelerator)[0]

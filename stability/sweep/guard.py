@@ -24,7 +24,6 @@ from stability.core.jobs import without_hydra
 from stability.core.runmatch import ABSENT, OTHER, Verdict, judge, leaves
 from stability.core.runrecord import RunDir, fingerprint, semantic_config
 from stability.core.schemas.train import train_settings
-from stability.data.inputs import run_inputs
 
 # derived from the other keys: they differ whenever the keys they are built from do
 _DERIVED = ("variant", "out")
@@ -90,6 +89,8 @@ def finished_run_verdict(cfg: DictConfig, run: RunDir) -> Verdict:
     inputs' content (hashed only where a run finished: a fresh sweep reads no file here)."""
     if not run.is_finished():
         return Verdict(ABSENT)
+    from stability.data.inputs import run_inputs  # `datasets` loads only where a run finished
+
     task_cfg = without_hydra(cfg)
     settings = train_settings(task_cfg)
     return judge(run, task_cfg, run_inputs(settings, settings.model), settings.trainer.save_model,
