@@ -27,6 +27,15 @@ def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subpro
                           env=dict(os.environ), capture_output=True, text=True, timeout=timeout, **popen)
 
 
+def front_door(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    """`nli-stability ARGS` (the console script's function, run as `python -m stability.cli`)."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "HF_HUB_OFFLINE": "1"}
+    env.pop("NLI_STABILITY_TRACEBACK", None)
+    env.pop("USER", None)       # as in CI: Hydra's help fills $NAME from the environment, so a bare $USER fails
+    return subprocess.run([sys.executable, "-m", "stability.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 def finished_run(args: list[str], cwd: Path, relative: str):
     """Train `args` (which name the output folder) and return the finished run at `relative` under
     `cwd / "outputs"`, the RunDir a test then asks more of."""

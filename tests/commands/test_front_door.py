@@ -4,7 +4,6 @@ into, and one-line errors (status 2) for an unknown command or a bad override.""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -12,22 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import QUICK, QUICK_VARIANT, assert_one_line_error
+from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, front_door
 
 from stability.cli import COMMANDS, PROGRAM
 
 REPO = Path(__file__).resolve().parents[2]
 BUILTIN = REPO / "stability" / "data" / "builtin"
 OLD_SMOKE = Path(__file__).parent.parent / "fixtures" / "smoke_main_041fde0" / "smoke"
-
-
-def front_door(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """`nli-stability ARGS` (the console script's function, run as `python -m stability.cli`)."""
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "HF_HUB_OFFLINE": "1"}
-    env.pop("NLI_STABILITY_TRACEBACK", None)
-    env.pop("USER", None)       # as in CI: Hydra's help fills $NAME from the environment, so a bare $USER fails
-    return subprocess.run([sys.executable, "-m", "stability.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def test_the_console_script_is_the_dispatcher():

@@ -5,9 +5,8 @@ named after the typo. Free-form maps, group selections and `hydra.*` still compo
 from __future__ import annotations
 
 import pytest
-from helpers import assert_one_line_error
+from helpers import assert_one_line_error, front_door
 from omegaconf import OmegaConf
-from test_front_door import front_door
 
 from stability.cli import COMMANDS
 from stability.core.errors import UserError
