@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from stability.statistics.calibration import (ASO, CHANCE, SIGMA, SPREAD_TEST, WELCH_TEST,
                                               calibrate_conditions, calibrate_pairs, draw, eps_threshold, fit,
