@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
@@ -45,17 +45,17 @@ def task(cfg: DictConfig) -> float | None:
 
     The config is converted to typed settings here, once; below this point only the run
     record sees `cfg` itself (config.yaml, the fingerprint, the tracker's copy)."""
-    from stability.finetune.run import run_one  # heavy imports only once a job really runs
+    from stability.finetune.run import run_one  # the run's input hashing: only once a job runs
 
     settings = train_settings(cfg)
     hydra_cfg = HydraConfig.get()
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     path = Path(hydra_cfg.runtime.output_dir)
+    place = partial(_on_device, job_num)
     if path.absolute() in _FUSED:
-        with _on_device(job_num):
-            record = _fused_job(settings, cfg, path.absolute(), *_FUSED[path.absolute()])
+        record = _fused_job(settings, cfg, path.absolute(), *_FUSED[path.absolute()], place)
     else:
-        record = run_one(settings, cfg, path, claim=claim_job_folder, place=partial(_on_device, job_num))
+        record = run_one(settings, cfg, path, claim=claim_job_folder, place=place)
     return None if record is None else record.overall_mcc
 
 
@@ -69,16 +69,17 @@ def _on_device(job_num: int) -> Iterator[None]:
 
 
 def _fused_job(settings: TrainConfig, cfg: DictConfig, path: Path, group: list[tuple[DictConfig, Path]],
-               first: Path) -> RunRecord:
-    """The record of a fused group's job: the first trains the group (`finetune.fused_run`), the
-    others find their run it wrote."""
+               first: Path, place: Callable[[], AbstractContextManager[object]]) -> RunRecord:
+    """The record of a fused group's job: the first trains the group (`finetune.fused_run`) holding
+    `place`, the job's device, as a solo run does; the others find their run it wrote, on no device."""
     from stability.finetune.fused_run import Member, follow_group, run_group
 
     if path != first:
         return follow_group(settings, cfg, path, first)
     members = [Member(settings, cfg, path) if folder == path else Member(train_settings(member), member, folder)
                for member, folder in group]
-    records = run_group(members, path, partial(hold_run, slurm_queued=job_queued), claim=claim_job_folder)
+    with place():
+        records = run_group(members, path, partial(hold_run, slurm_queued=job_queued), claim=claim_job_folder)
     return next(record for record, member in zip(records, members) if member.path == path)
 
 
