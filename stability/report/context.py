@@ -27,6 +27,7 @@ from stability.report.compare import check_conditions, check_languages
 from stability.report.data_map import DataMaps, FeatureShares, data_maps, feature_shares
 from stability.report.dynamics import RunDynamics, read_run_dynamics
 from stability.report.failed import FailedRule, failed_runs, without_failed
+from stability.report.sequential_pairs import decided_pairs
 from stability.report.stabilizers import reference_pairs
 from stability.report.stats import summary
 from stability.statistics.multiplicity import PairedDeltas
@@ -83,6 +84,15 @@ class Context:
     def compared_deltas(self) -> dict[str, PairedDeltas]:
         """`compare=[A,B]`: per language the paired bootstrap of B − A (`bootstrap.condition_deltas`)."""
         return self._paired_bootstrap(self.options.compare, condition_deltas)
+
+    @cached_property
+    def decided_pairs(self) -> set[frozenset[str]]:
+        """The pairs an adaptive sweep's decision goal compared (`report.sequential_pairs`): the sections
+        that test a pair give no fixed-n p-value for these."""
+        return decided_pairs(self.paths)
+
+    def decided_sequentially(self, a: str, b: str) -> bool:
+        return frozenset((a, b)) in self.decided_pairs
 
     @cached_property
     def language_deltas(self) -> dict[tuple[str, str], PairedDeltas]:

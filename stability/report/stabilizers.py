@@ -127,7 +127,8 @@ def _cell_order(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs, *, bootstrap: int,
-                      confidence: float, random_state: int, calibration: Calibration | None = None) -> pd.DataFrame:
+                      confidence: float, random_state: int, calibration: Calibration | None = None,
+                      decided: set[frozenset[str]] = frozenset()) -> pd.DataFrame:
     """stabilizers.csv without ε_min (`STABILIZER_COLUMNS`): one row per (lang, setup, method, cell).
 
     `results` is the tidy table the statistics read (without failed runs under
@@ -138,7 +139,9 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
     chose for the cell (`std_method`, `std_ratio_method`, with the measured coverage; "too few
     seeds" and no bounds where none reaches 90 %); a percentile bootstrap uses `bootstrap`,
     `confidence` and `random_state`, and without a calibration every interval is one; a cell the
-    calibration has no world for (no spread among its non-failed runs) gets no interval.
+    calibration has no world for (no spread among its non-failed runs) gets no interval. A pair of
+    conditions in `decided` (an adaptive sweep's sequential decision, `report.sequential_pairs`) has no
+    Welch p of the means: their seeds were added until that test decided.
     """
     scores = results[results["n_items"].fillna(1) > 0]
     counts = failed_counts(failed).set_index(["lang", "setup", "variant"])
@@ -154,8 +157,11 @@ def stabilizers_table(results: pd.DataFrame, failed: pd.DataFrame, pairs: Pairs,
                 own = seeds[(method, level, category)]
                 other = None if method == reference else seeds.get((reference, level, category))
                 present = own[~np.isnan(own)]
-                tests = (equal_spread_p(own, other), equal_mean_p(own, other)) if other is not None else (np.nan,) * 2
                 name, reference_name = condition_name(pair[1], method), condition_name(pair[1], reference)
+                tests = (np.nan,) * 2
+                if other is not None:   # no fixed-n test of the means a sequential test decided
+                    tests = (equal_spread_p(own, other),
+                             np.nan if frozenset((name, reference_name)) in decided else equal_mean_p(own, other))
                 chosen = calibration.choice(pair[0], name, "", level, category, SIGMA) if calibration else None
                 calibrated = calibration is not None
                 spread = (*std_bounds(chosen, calibrated, own, bootstrap=bootstrap, confidence=confidence,

@@ -10,6 +10,7 @@ from stability.report.collect import OVERALL
 from stability.report.compare import ALL_LANGUAGES, Condition, delta_shares, setup_deltas
 from stability.report.context import Context
 from stability.report.section import Built, figure_links, pm
+from stability.report.sequential_pairs import withheld_text
 from stability.statistics.calibration import DELTA
 
 
@@ -39,17 +40,21 @@ def build(context: Context) -> Built | None:
             [[r.lang, r.category, pm(r.mcc_mean_a, r.mcc_std_a), pm(r.mcc_mean_b, r.mcc_std_b),
               num(r.delta_mcc), num(r.delta_std)] for r in part.itertuples()]))
     if boot is not None and not boot.empty:
+        decided = context.decided_sequentially(a, b)
+        if decided:
+            boot["p_delta_le_0"] = float("nan")
         rows, half = [], seed_half(context.calibration, DELTA, condition=b, reference=a)
         for lang, group in boot.groupby("lang", sort=True):
             overall = group[group["category"] == OVERALL].iloc[0]
             fine = group[group["category"] != OVERALL]
-            rows.append([lang, half.interval(overall.delta_mcc, overall.ci_low, overall.ci_high),
-                         num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())])
-        text += (f"\nBootstrap (paired {drawn_units(options.cluster)}, independent seeds); p = share of bootstrap Δ ≤ 0 "
-                 "(per category in `bootstrap_deltas.csv`):\n\n"
-                 + table(["lang", f"overall ΔMCC [{options.confidence:.0%} multi-bootstrap CI; "
-                                  f"{half.label}]", "p (Δ ≤ 0)",
-                          "categories with p < 0.05"], rows))
+            p_values = [] if decided else [num(overall.p_delta_le_0), int((fine["p_delta_le_0"] < 0.05).sum())]
+            rows.append([lang, half.interval(overall.delta_mcc, overall.ci_low, overall.ci_high), *p_values])
+        p_text = "" if decided else "; p = share of bootstrap Δ ≤ 0 (per category in `bootstrap_deltas.csv`)"
+        text += (f"\nBootstrap (paired {drawn_units(options.cluster)}, independent seeds){p_text}:\n\n"
+                 + table(["lang", f"overall ΔMCC [{options.confidence:.0%} multi-bootstrap CI; {half.label}]",
+                          *([] if decided else ["p (Δ ≤ 0)", "categories with p < 0.05"])], rows))
+        if decided:
+            text += "\n" + withheld_text(a, b, "the share of bootstrap Δ ≤ 0 as a p-value") + "\n"
     if drawn:
         text += "\n" + figure_links(drawn)
     return Built(text, tables, drawn)

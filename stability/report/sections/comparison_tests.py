@@ -7,6 +7,7 @@ from stability.report.calibration import aso_thresholds, seed_half
 from stability.report.compare import Condition
 from stability.report.context import Context
 from stability.report.section import Built
+from stability.report.sequential_pairs import withheld_text
 from stability.report.significance import LEVELS, tests_markdown, tests_table, with_dominance
 from stability.statistics.calibration import DELTA
 from stability.statistics.seeds import condition_name
@@ -15,11 +16,17 @@ FILE = "delta_tests.csv"
 
 
 def build(context: Context) -> Built | None:
-    """delta_tests.csv; None without compare, bootstrap or predictions."""
+    """delta_tests.csv; None without compare, bootstrap or predictions; no tests, one note, for a
+    pair an adaptive sweep decided (`report.sequential_pairs`)."""
+    options = context.options
+    if not options.compare:
+        return None
+    a, b = (str(Condition.parse(condition)) for condition in options.compare)
+    if context.decided_sequentially(a, b):
+        return Built(f"## Tests: {b} − {a}\n\n"
+                     + withheld_text(a, b, "a fixed-n test of each cell (its p-values, Holm, BH, ε_min)") + "\n")
     if not context.compared_deltas:
         return None
-    options = context.options
-    a, b = (str(Condition.parse(condition)) for condition in options.compare)
     tests = tests_table(context.compared_deltas, ["lang"], options.confidence)
     results = context.results
     scores = results[results["level"].isin(LEVELS)]

@@ -14,6 +14,7 @@ from stability.report.calibration import TOO_FEW, UNFITTED, Calibration, aso_tex
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, figure_links
+from stability.report.sequential_pairs import withheld_text
 from stability.report.stabilizers import (FILE, Pairs, all_failed, method_labels, reference_pairs,
                                           stabilizers_table, with_dominance)
 from stability.statistics.calibration import FAILED_RATE, FALSE_POSITIVES, FLOOR
@@ -34,7 +35,7 @@ def build(context: Context) -> Built | None:
         return _no_reference(pairs, options.reference) if options.reference != REFERENCE or pairs.variants else None
     stats = stabilizers_table(context.results, context.failed, pairs, bootstrap=options.bootstrap,
                               confidence=options.confidence, random_state=options.random_state,
-                              calibration=context.calibration)
+                              calibration=context.calibration, decided=context.decided_pairs)
     dominance = with_dominance(stats, context.results, wanted=options.aso, iterations=options.aso_iterations,
                                confidence=options.confidence, seed=options.random_state)
     stats = dominance.table
@@ -67,7 +68,7 @@ def build(context: Context) -> Built | None:
              f"σ overall [{level} CI{spread.header}]",
              f"σ / σ ref [{level} CI{ratio.header}]", "mean overall",
              f"σ differs (Holm p < {alpha:g})"], _rows(part, alpha, calibration, spread, ratio)) + "\n"
-    text += _notes(pairs)
+    text += _notes(pairs) + _decided_notes(stats, context)
     if drawn:
         text += figure_links(drawn)
     return Built(text, {FILE: stats}, drawn)
@@ -182,6 +183,15 @@ def _notes(pairs: Pairs) -> str:
     if missing:
         lines.append(f"Not compared (no variant is the reference): {', '.join(missing)}.")
     return "".join(f"{line}\n\n" for line in lines)
+
+
+def _decided_notes(stats: pd.DataFrame, context: Context) -> str:
+    """Pairs whose Welch test of the means is left out of the CSV: an adaptive sweep decided them."""
+    pairs = sorted({(condition_name(setup, reference), condition_name(setup, method))
+                    for setup, method, reference in zip(stats["setup"], stats["method"], stats["reference"])
+                    if context.decided_sequentially(condition_name(setup, reference), condition_name(setup, method))})
+    return "".join(withheld_text(a, b, f"Welch's p of the means (`p_mean`, empty in `{FILE}`)") + "\n\n"
+                   for a, b in pairs)
 
 
 def _shown(variant: str) -> str:
