@@ -26,22 +26,21 @@ from stability.core.runrecord import RunRecord
 from stability.core.schemas.train import TrainConfig, train_settings
 from stability.finetune.distributed import leave_process_group, rank_overrides
 from stability.sweep.devices import job_device
-from stability.sweep.fused_groups import fused_groups
+from stability.sweep.fused_groups import fused_groups, group_members, register_followers
 from stability.sweep.guard import check_sweep, run_directory
 from stability.sweep.squeue import job_queued
 
 log = logging.getLogger(__name__)
 
 
-# a fused job's run folder -> its group's jobs (config and run folder, in seed order) and the folder of
-# the job that trains the group (`sweep.fused_groups`), found when the sweep is checked; Hydra's basic
-# launcher, the only one fused sweeps run under, runs the jobs in this process
-_FUSED: dict[Path, tuple[list[tuple[DictConfig, Path]], Path]] = {}
+# a fused group's job that its first job trains: its run folder -> the first's (`sweep.fused_groups`),
+# found when the sweep is checked; such jobs run in this process, after their first
+_FOLLOWERS: dict[Path, Path] = {}
 
 
 def task(cfg: DictConfig) -> float | None:
     """One Hydra job: one run, or its skip when it already finished with the same config; a fused
-    group's first job trains the group, its other jobs skip their runs it wrote.
+    group's first job trains the group, its other jobs (run in this process) skip their runs it wrote.
 
     The config is converted to typed settings here, once; below this point only the run
     record sees `cfg` itself (config.yaml, the fingerprint, the tracker's copy)."""
@@ -52,8 +51,12 @@ def task(cfg: DictConfig) -> float | None:
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     path = Path(hydra_cfg.runtime.output_dir)
     place = partial(_on_device, job_num)
-    if path.absolute() in _FUSED:
-        record = _fused_job(settings, cfg, path.absolute(), *_FUSED[path.absolute()], place)
+    if path.absolute() in _FOLLOWERS:
+        from stability.finetune.fused_run import follow_group
+
+        record = follow_group(settings, cfg, path, _FOLLOWERS[path.absolute()])
+    elif settings.trainer.fuse_seeds > 1:
+        record = _train_group(settings, cfg, path.absolute(), place)
     else:
         record = run_one(settings, cfg, path, claim=claim_job_folder, place=place)
     return None if record is None else record.overall_mcc
@@ -68,16 +71,15 @@ def _on_device(job_num: int) -> Iterator[None]:
         yield
 
 
-def _fused_job(settings: TrainConfig, cfg: DictConfig, path: Path, group: list[tuple[DictConfig, Path]],
-               first: Path, place: Callable[[], AbstractContextManager[object]]) -> RunRecord:
-    """The record of a fused group's job: the first trains the group (`finetune.fused_run`) holding
-    `place`, the job's device, as a solo run does; the others find their run it wrote, on no device."""
-    from stability.finetune.fused_run import Member, follow_group, run_group
+def _train_group(settings: TrainConfig, cfg: DictConfig, path: Path,
+                 place: Callable[[], AbstractContextManager[object]]) -> RunRecord:
+    """The record of a fused group's first job, which trains the group (`finetune.fused_run`) holding
+    `place`, the job's device, as a solo run does; its members are derived from its own config
+    (`sweep.fused_groups.group_members`), so it trains wherever its launcher started it."""
+    from stability.finetune.fused_run import Member, run_group
 
-    if path != first:
-        return follow_group(settings, cfg, path, first)
     members = [Member(settings, cfg, path) if folder == path else Member(train_settings(member), member, folder)
-               for member, folder in group]
+               for member, folder in group_members(cfg, path)]
     with place():
         records = run_group(members, path, partial(hold_run, slurm_queued=job_queued), claim=claim_job_folder)
     return next(record for record, member in zip(records, members) if member.path == path)
@@ -87,15 +89,16 @@ def check(configs: list[DictConfig]) -> None:
     """`sweep.guard`'s checks, then the sweep's fused groups (`sweep.fused_groups`), each refused in
     one line where it cannot be fused, and kept for the jobs to find."""
     check_sweep(configs)
-    _FUSED.clear()     # a command run before in this process (a test's) left its sweep's groups
-    for group in fused_groups(configs):
+    _FOLLOWERS.clear()     # a command run before in this process (a test's) left its sweep's groups
+    groups = fused_groups(configs)
+    for group in groups:
         from stability.finetune.fused import refuse_unfusable   # torch: only for a fused sweep
 
         refuse_unfusable(train_settings(without_hydra(configs[group.first])).trainer)
-        members = [(without_hydra(configs[number]), run_directory(configs[number]).absolute())
-                   for number in group.jobs]
-        for _, folder in members:
-            _FUSED[folder] = (members, run_directory(configs[group.first]).absolute())
+        for number in group.followers:
+            _FOLLOWERS[run_directory(configs[number]).absolute()] = run_directory(configs[group.first]).absolute()
+    if configs:
+        register_followers(str(configs[0].hydra.sweep.dir), groups)
 
 
 def interrupted(configs: list[DictConfig], multirun: bool) -> str:

@@ -8,26 +8,32 @@ folder, fingerprint and skip-when-finished hold as for a solo run. A sweep with 
 refused (a single run is one seed of a block), and so is a fused sweep that varies seed_init or
 seed_order besides seed (an init × order grid: its jobs of one seed would fall in one block).
 
-The group's first job in the sweep trains it and writes every member's run folder; the others, run
-after it by Hydra's basic launcher in the same process, find their run finished and skip it. The
-launchers that run jobs apart (`local_gpus`: joblib processes, `slurm`: array tasks) would start the
-other members at once, before their runs exist, so a fused sweep under them is refused in one line
-(a group as one array task is not built yet).
+The group's first job trains it and writes every member's run folder, its members derived from its
+own config (`group_members`), so it needs nothing of the sweep and trains where it is launched. Under
+Hydra's basic launcher the others run after it in the same process and find their runs finished; the
+launchers that run jobs apart (`local_gpus`: joblib processes, `slurm`: array tasks) launch only the
+first job of each group, a group being one job or array task, and then run the others here, where
+they find their runs written (`launch_groups`).
 """
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
 
-from omegaconf import DictConfig, OmegaConf
+from hydra.core.utils import JobReturn
+from omegaconf import DictConfig, open_dict
 
 from stability.core.errors import UserError
 from stability.core.jobs import without_hydra
 from stability.core.runrecord import fingerprint, semantic_config
+from stability.sweep.guard import run_directory
 
-# the launcher that runs a sweep's jobs one after another in this process (Hydra's default)
-BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 _SEEDS = ("seed", "seed_init", "seed_order")
+# sweep folder -> the positions of the jobs a fused group's first job trains (`register_followers`)
+_FOLLOWER_JOBS: dict[str, frozenset[int]] = {}
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,11 @@ class FusedGroup:
     jobs: tuple[int, ...]
     first: int
 
+    @property
+    def followers(self) -> tuple[int, ...]:
+        """The jobs the first one trains."""
+        return tuple(number for number in self.jobs if number != self.first)
+
 
 def fused_groups(configs: list[DictConfig]) -> list[FusedGroup]:
     """The sweep's fused groups (none when no job sets `trainer.fuse_seeds` above 1); a fused job
@@ -44,14 +55,6 @@ def fused_groups(configs: list[DictConfig]) -> list[FusedGroup]:
     fused = [number for number, cfg in enumerate(configs) if int(cfg.trainer.fuse_seeds) > 1]
     if not fused:
         return []
-    first = configs[fused[0]]
-    size = int(first.trainer.fuse_seeds)
-    launcher = str(OmegaConf.select(first, "hydra.launcher._target_", default=""))
-    if launcher != BASIC_LAUNCHER:
-        raise UserError(f"trainer.fuse_seeds={size} runs under Hydra's basic launcher only, not "
-                        f"{launcher.rsplit('.', 1)[-1]}: its jobs would start a fused group's members apart",
-                        fix="drop hydra/launcher=... to fuse the seeds here, or trainer.fuse_seeds=1 to launch "
-                            "each seed as its own job")
     blocks: dict[tuple[str, int], list[int]] = defaultdict(list)
     for number in fused:
         cfg = configs[number]
@@ -72,8 +75,70 @@ def fused_groups(configs: list[DictConfig]) -> list[FusedGroup]:
                             f"one): this sweep has seed {', '.join(map(str, sorted(seeds)))} of it without "
                             f"{', '.join(map(str, missing))}",
                             fix=f"sweep whole blocks, e.g. seed={wanted[0]}..{wanted[-1]}")
-        groups.append(FusedGroup(tuple(seeds[seed] for seed in wanted), min(jobs)))
+        group = FusedGroup(tuple(seeds[seed] for seed in wanted), min(jobs))
+        _refuse_underivable(configs, group)
+        groups.append(group)
     return groups
+
+
+def group_members(cfg: DictConfig, folder: Path) -> list[tuple[DictConfig, Path]]:
+    """The group of the fused job `cfg` (a task's config, without Hydra's node, unresolved: seed_init
+    and seed_order follow `seed` where they interpolate it) whose run folder is `folder`: each member's
+    config (the job's, with the member's seed) and run folder (`seed<N>` beside the job's), in seed
+    order. From the job's own config, so that a job launched apart trains its group without the sweep;
+    `fused_groups` checks that the folders are the sweep's own."""
+    size = int(cfg.trainer.fuse_seeds)
+    block = int(cfg.seed) // size
+    members = []
+    for seed in range(block * size, block * size + size):
+        member = copy.deepcopy(cfg)
+        with open_dict(member):
+            member.seed = seed
+        members.append((member, member_folder(folder, seed)))
+    return members
+
+
+def member_folder(folder: Path, seed: int) -> Path:
+    """The run folder of seed `seed` of the group whose member's folder is `folder`."""
+    return folder.parent / f"seed{seed}"
+
+
+def _refuse_underivable(configs: list[DictConfig], group: FusedGroup) -> None:
+    """The members `group_members` derives from the first job must be the sweep's jobs. Their configs are
+    (a group's jobs differ only in their seeds, which follow `seed` as the first's do); their run
+    folders must lie beside each other, as the default `hydra.sweep.subdir` puts them."""
+    first = run_directory(configs[group.first])
+    for number in group.jobs:
+        if member_folder(first, int(configs[number].seed)) != run_directory(configs[number]):
+            raise UserError(f"trainer.fuse_seeds trains a group's members in run folders beside each other "
+                            f"(…/seed<N>); this sweep puts seed {int(configs[number].seed)} in "
+                            f"{run_directory(configs[number])}",
+                            fix="drop the hydra.sweep.subdir override, or pass trainer.fuse_seeds=1")
+
+
+def register_followers(sweep_dir: str, groups: Sequence[FusedGroup]) -> None:
+    """Remember, for the launchers of this process, which jobs of the sweep in `sweep_dir` the groups'
+    first jobs train (`launch_groups`)."""
+    _FOLLOWER_JOBS[sweep_dir] = frozenset(number for group in groups for number in group.followers)
+
+
+Launch = Callable[[Sequence[Sequence[str]], int], Sequence[JobReturn]]
+
+
+def launch_groups(job_overrides: Sequence[Sequence[str]], initial_job_idx: int, sweep_dir: str, *,
+                  apart: Launch, here: Launch) -> list[JobReturn]:
+    """A launcher's batch (`initial_job_idx` is its first job's position) with each fused group as one
+    job: `apart` (the launcher's own) launches every job but those a group's first job trains, which
+    `here` (Hydra's basic launcher, in this process) then runs: they find their runs written. Jobs
+    launched apart are numbered consecutively (a job's number only chooses its device)."""
+    followers = _FOLLOWER_JOBS.get(sweep_dir, frozenset())
+    numbered = list(enumerate(job_overrides, start=initial_job_idx))
+    launched = [overrides for number, overrides in numbered if number not in followers]
+    returns = list(apart(launched, initial_job_idx)) if launched else []
+    for number, overrides in numbered:
+        if number in followers:
+            returns.extend(here([overrides], number))
+    return returns
 
 
 def _without_seeds(cfg: DictConfig) -> str:

@@ -25,6 +25,7 @@ from stability.core.schemas.train import train_settings
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.cli import main as report_main
 from stability.report.collect import collect
+from stability.sweep.fused_groups import group_members
 from stability.sweep.plan import format_plan, fused_group_count, plan_json, planned_runs
 
 FUSED = [*QUICK, "seed=0..2", "trainer.fuse_seeds=3"]
@@ -202,6 +203,36 @@ def test_the_report_refuses_to_pool_a_solo_and_a_fused_run_of_one_variant(tmp_pa
     assert collect([runs_dir]).n_runs == 2
 
 
+@pytest.mark.parametrize("fixed, seed_init", [([], [3, 4, 5]), (["seed_init=7"], [7, 7, 7])])
+def test_a_groups_members_are_its_jobs_config_with_their_seeds_beside_its_folder(fixed, seed_init):
+    """What a fused job launched apart derives from its own (unresolved) config: seed_init and seed_order
+    follow the member's seed where they interpolate it, a fixed value stays."""
+    cfg = compose_config(["experiment=smoke", "seed=4", "trainer.fuse_seeds=3", *fixed])
+    members = group_members(cfg, Path("sweep/en/rte/fused3/seed4"))
+    assert [str(folder) for _, folder in members] == [f"sweep/en/rte/fused3/seed{seed}" for seed in (3, 4, 5)]
+    settings = [train_settings(member) for member, _ in members]
+    assert [(s.seed, s.seed_init, s.seed_order) for s in settings] == list(zip((3, 4, 5), seed_init, (3, 4, 5)))
+    assert (cfg.seed, train_settings(cfg).seed_init) == (4, seed_init[1])   # the job's own config is left alone
+
+
+@pytest.mark.slow
+def test_local_gpus_trains_each_fused_group_as_one_job_and_its_other_members_find_their_runs(tmp_path):
+    out = tmp_path / "outputs"
+    result = train_cli([*QUICK, "seed=0..5", "trainer.fuse_seeds=3", f"paths.output_dir={out}",
+                        "hydra/launcher=local_gpus", "hydra.launcher.jobs_per_device=2"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"Results in {out / 'smoke'} (6 runs):" in result.stdout
+    records = [runs(out / "smoke")[f"en/rte/{VARIANT}/seed{seed}"] for seed in range(6)]
+    assert [record["fused_with"] for record in records] == [[0, 1, 2]] * 3 + [[3, 4, 5]] * 3
+    pids = [record["pid"] for record in records]
+    # each group trained in one joblib worker, the two side by side; its members' jobs trained nothing
+    assert len(set(pids[:3])) == len(set(pids[3:])) == 1 and pids[0] != pids[3]
+    assert (result.stdout + result.stderr).count("trained by its fused group's first job") == 4
+    for seed in range(6):
+        folder = out / "smoke" / "en" / "rte" / VARIANT / f"seed{seed}"
+        assert read_job_record(folder).state == DONE
+
+
 def test_plan_counts_fused_groups():
     planned = planned_runs(["experiment=smoke", "seed=0..5", "trainer.fuse_seeds=3"])
     assert len(planned) == 6 and fused_group_count(planned) == 2
@@ -214,14 +245,15 @@ def test_plan_counts_fused_groups():
     (["seed=1..3", "trainer.fuse_seeds=3"],
      ["trainer.fuse_seeds=3 trains seeds in blocks of 3 (0..2 is one): this sweep has seed 1, 2 of it without 0",
       "(fix: sweep whole blocks, e.g. seed=0..2)"]),
-    (["seed=0..2", "trainer.fuse_seeds=3", "hydra/launcher=local_gpus"],
-     ["runs under Hydra's basic launcher only, not PackedJoblibLauncher"]),
+    (["seed=0..2", "trainer.fuse_seeds=3", "hydra.sweep.subdir=job${seed}"],
+     ["trainer.fuse_seeds trains a group's members in run folders beside each other (…/seed<N>); this sweep "
+      "puts seed 0 in", "(fix: drop the hydra.sweep.subdir override, or pass trainer.fuse_seeds=1)"]),
     (["seed=0..2", "trainer.fuse_seeds=3", "trainer.mixout=0.1", "trainer.eval_every=4"],
      ["seeds cannot be fused with trainer.mixout=0.1, trainer.eval_every=4"]),
     (["seed=0..1", "seed_order=0,1", "trainer.fuse_seeds=2"],
      ["trainer.fuse_seeds=2 fuses jobs that differ only in seed, and this sweep also varies seed_init or "
       "seed_order (4 jobs of seeds 0..1)"]),
-], ids=["part-of-a-block", "launcher", "unfusable", "seed-grid"])
+], ids=["part-of-a-block", "subdir", "unfusable", "seed-grid"])
 def test_what_cannot_be_fused_is_refused_in_one_line_before_anything_is_written(tmp_path, overrides, fragments):
     out = tmp_path / "outputs"
     result = train_cli([*QUICK, *overrides, f"paths.output_dir={out}"], tmp_path)

@@ -120,3 +120,28 @@ def test_preempted_run_resumes(tmp_path, slurm_env, slurm_cluster, long_data, ep
     attempts = _assert_resumed_and_equal(tmp_path, epochs, on_slurm, local)
     assert len(attempts) == 2
     assert "Bypassing signal SIGTERM" in _job_logs(run, "err")  # SLURM's kill, survived by the checkpoint
+
+
+def test_a_preempted_fused_group_is_trained_again_whole_and_ends_as_if_never_stopped(
+        tmp_path, slurm_env, slurm_cluster, long_data, epoch_seconds):
+    """A fused group keeps no checkpoint: requeued, its array task trains the whole group again from its
+    start (its members' stale locks broken as the same SLURM job's), to the uninterrupted predictions."""
+    epochs = max(3, math.ceil(PREEMPTED_TRAINING_S / 2 / epoch_seconds))   # two members: ~twice an epoch's work
+    fused = ["seed=0..1", "trainer.fuse_seeds=2"]
+    on_slurm = start_train([*_args(long_data, epochs, tmp_path / "slurm"), *fused, *ON_SLURM], tmp_path,
+                           slurm_env)
+    local = start_train([*_args(long_data, epochs, tmp_path / "local"), *fused], tmp_path, slurm_env)
+    started = wait_for(lambda: next((tmp_path / "slurm").rglob("seed0/train_log.jsonl"), None),
+                       "the fused group to start training on SLURM", timeout=300, every=0.2)
+    job = read_job_record(started.parent).slurm_job
+    slurm_cluster.run("scontrol", "requeue", job)
+    done = finish(on_slurm)
+    assert done.returncode == 0, done.stderr
+    assert finish(local).returncode == 0
+    names = sorted(runs(tmp_path / "slurm"))
+    assert [name.rsplit("/", 1)[-1] for name in names] == ["seed0", "seed1"] and sorted(runs(tmp_path / "local")) == names
+    for name in names:
+        assert predictions(tmp_path / "slurm" / name) == predictions(tmp_path / "local" / name)
+        assert runs(tmp_path / "slurm")[name]["fused_with"] == [0, 1]
+    job_log = _job_logs(tmp_path / "slurm" / names[0], "out")
+    assert job_log.count(_STARTED) == 2, job_log   # one task, started twice: the group trained whole again
