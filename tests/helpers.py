@@ -1,4 +1,4 @@
-"""Shared test helpers: run the training command line in a subprocess, read its runs, check errors."""
+"""Shared test helpers: run the training command line in a child process, read its runs, check errors."""
 from __future__ import annotations
 
 import json
@@ -6,11 +6,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from forked_cli import run_module
 
 from stability.core.config import compose_config
 from stability.core.runrecord import iter_runs
@@ -21,19 +22,19 @@ QUICK = ["experiment=smoke", "data.max_train_samples=32", "trainer.max_epochs=2"
 QUICK_VARIANT = "ep2_ntrain32"
 
 
-def train_cli(args: list[str], cwd: Path, timeout: int = 600, **popen) -> subprocess.CompletedProcess:
-    """`python -m stability.train ARGS` with the test's cache, as a user would run it."""
-    return subprocess.run([sys.executable, "-m", "stability.train", *args], cwd=cwd,
-                          env=dict(os.environ), capture_output=True, text=True, timeout=timeout, **popen)
+def train_cli(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    """`python -m stability.train ARGS` with the test's cache, as a user would run it (in a child
+    forked with the heavy imports done, `forked_cli`)."""
+    return run_module("stability.train", args, cwd, timeout=timeout)
 
 
 def front_door(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """`nli-stability ARGS` (the console script's function, run as `python -m stability.cli`)."""
+    """`nli-stability ARGS` (the console script's function, run as `python -m stability.cli`, in a child
+    forked with the heavy imports done, `forked_cli`)."""
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "HF_HUB_OFFLINE": "1"}
     env.pop("NLI_STABILITY_TRACEBACK", None)
     env.pop("USER", None)       # as in CI: Hydra's help fills $NAME from the environment, so a bare $USER fails
-    return subprocess.run([sys.executable, "-m", "stability.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return run_module("stability.cli", args, cwd, env=env, timeout=timeout)
 
 
 def finished_run(args: list[str], cwd: Path, relative: str):

@@ -41,8 +41,10 @@ from stability.core.overrides import (CHECKED_FLAGS, MAX_JOBS, MULTIRUN_FLAGS, P
 from stability.core.progress import progress
 from stability.core.schemas.checks import EXAMPLE
 
-# The `_target_` of hydra/sweeper=basic, the only sweeper whose expansion the plan knows.
-BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+# The `_target_` of hydra/sweeper=basic and of the training command's (hydra/sweeper=checked, the
+# basic one over checked jobs): the only sweepers whose expansion the plan knows.
+BASIC_SWEEPERS = ("hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
+                  "hydra_plugins.nli_stability.sweepers.CheckedSweeper")
 # Composing this many jobs or more shows a progress bar (on a terminal): seconds, up to minutes
 # at MAX_JOBS.
 PROGRESS_FROM = 100
@@ -93,7 +95,7 @@ def job_overrides(master: DictConfig, task: list[Override], multirun: bool) -> l
     if not multirun:
         return [[override.input_line for override in task]]
     sweeper = master.hydra.sweeper
-    if sweeper.get("_target_") != BASIC_SWEEPER:
+    if sweeper.get("_target_") not in BASIC_SWEEPERS:
         raise UserError(f"the plan knows only Hydra's basic sweeper, not {sweeper.get('_target_')}",
                         fix="plan with the default hydra/sweeper")
     params = [f"{key}={value}" for key, value in (sweeper.params or {}).items()]

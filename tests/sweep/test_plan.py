@@ -173,9 +173,11 @@ def test_sweep_expansion_equals_hydras_basic_sweeper(arguments):
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from stability.core.jobs import BASIC_SWEEPER, sweep_jobs
+    from hydra_plugins.nli_stability.sweepers import CheckedSweeper
+    from stability.core.jobs import BASIC_SWEEPERS, sweep_jobs
 
-    assert f"{BasicSweeper.__module__}.{BasicSweeper.__name__}" == BASIC_SWEEPER
+    assert [f"{cls.__module__}.{cls.__name__}" for cls in (BasicSweeper, CheckedSweeper)] == list(BASIC_SWEEPERS)
+    assert CheckedSweeper.split_arguments is BasicSweeper.split_arguments    # the same expansion
     parsed = OverridesParser.create().parse_overrides(arguments)
     (expected,) = BasicSweeper.split_arguments(parsed, max_batch_size=None)
     assert sweep_jobs(parsed) == expected
