@@ -4,9 +4,9 @@ output and exit status as a new interpreter gives, without its ~4 CPU-seconds of
 
 Why: the slow tests run the training command about a hundred times, and on the CI's 2 cores the
 imports were most of each call's cost. The server (one per pytest worker, started on first use)
-imports only modules that read no per-test setting at import (the tests' caches and offline
-switches are read by `datasets`, which each child imports itself), and starts no thread pool, so a
-fork of it is as clean as a new interpreter. Tests that signal or kill their command use
+imports only modules that read no per-test setting at import (huggingface_hub reads HF_HUB_OFFLINE,
+1 in every test; a test's own cache folder is read by `datasets`, which each child imports itself),
+and starts no thread pool, so a fork of it is as clean as a new interpreter. Tests that signal or kill their command use
 `subprocess` as before. Run as a script, this file is the server: one JSON request per line on
 stdin; per request it writes the child's pid, then its exit status.
 """
@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from pathlib import Path
 
@@ -51,8 +52,11 @@ def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str
     except BaseException:  # noqa: BLE001 (uncaught: its traceback and status 1, as python does)
         traceback.print_exc()
         code = 1
-    try:
-        atexit._run_exitfuncs()            # a forked child leaves by os._exit, which runs none
+    try:   # what the interpreter does at its end, which os._exit skips: join the threads that are not
+        # daemons (and the callbacks of concurrent.futures and joblib's worker pools, which shut the
+        # pools down), then run the atexit functions
+        threading._shutdown()
+        atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()
     finally:

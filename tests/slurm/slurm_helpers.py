@@ -28,6 +28,17 @@ def finish(process: subprocess.Popen, timeout: float = 900) -> subprocess.Comple
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
+def on_slurm_and_locally(sweep: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`sweep` on SLURM into `tmp_path`/slurm and, at the same time, under the local launcher into
+    `tmp_path`/local on the node's other core (one thread each: the same floating-point results);
+    both must succeed. The SLURM command's result."""
+    local = start_train([*sweep, f"paths.output_dir={tmp_path / 'local'}"], tmp_path, {**env, **THREADS})
+    on_slurm = finish(start_train([*sweep, f"paths.output_dir={tmp_path / 'slurm'}", *ON_SLURM], tmp_path, env))
+    assert on_slurm.returncode == 0, on_slurm.stderr
+    assert finish(local).returncode == 0
+    return on_slurm
+
+
 def wait_for(condition: Callable[[], object], what: str, timeout: float = 600, every: float = 0.5) -> object:
     """Poll `condition` until it is truthy; fail naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout

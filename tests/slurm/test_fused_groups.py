@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from helpers import QUICK, predictions, runs
-from slurm_helpers import ON_SLURM, THREADS, finish, start_train
+from slurm_helpers import on_slurm_and_locally
 
 from stability.core.jobrecord import DONE, read_job_record
 
@@ -15,11 +15,7 @@ VARIANT = "ep2_fused2_ntrain32"
 
 
 def test_each_fused_group_is_one_array_task_and_equals_the_local_launcher(tmp_path, slurm_env):
-    local = start_train([*SWEEP, f"paths.output_dir={tmp_path / 'local'}"], tmp_path, {**slurm_env, **THREADS})
-    on_slurm = finish(start_train([*SWEEP, f"paths.output_dir={tmp_path / 'slurm'}", *ON_SLURM], tmp_path,
-                                  slurm_env))
-    assert on_slurm.returncode == 0, on_slurm.stderr
-    assert finish(local).returncode == 0
+    on_slurm = on_slurm_and_locally(SWEEP, tmp_path, slurm_env)
 
     names = [f"smoke/en/rte/{VARIANT}/seed{seed}" for seed in range(4)]
     records = runs(tmp_path / "slurm")

@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 from helpers import QUICK, QUICK_VARIANT, predictions, runs
-from slurm_helpers import ON_SLURM, THREADS, finish, start_train
+from slurm_helpers import on_slurm_and_locally
 
 SWEEP = [*QUICK, "seed=0..3"]
 
 
 def test_seed_sweep_on_slurm_equals_the_local_launcher(tmp_path, slurm_env):
-    local = start_train([*SWEEP, f"paths.output_dir={tmp_path / 'local'}"], tmp_path, {**slurm_env, **THREADS})
-    on_slurm = finish(start_train([*SWEEP, f"paths.output_dir={tmp_path / 'slurm'}", *ON_SLURM], tmp_path,
-                                  slurm_env))
-    assert on_slurm.returncode == 0, on_slurm.stderr
-    assert finish(local).returncode == 0
+    on_slurm = on_slurm_and_locally(SWEEP, tmp_path, slurm_env)
 
     names = [f"smoke/en/rte/{QUICK_VARIANT}/seed{seed}" for seed in range(4)]
     assert sorted(runs(tmp_path / "slurm")) == sorted(runs(tmp_path / "local")) == names
