@@ -17,7 +17,9 @@ For each K, in the same process and on the same device, two arms train seeds 0..
 - solo: the K seeds one after another, each its own model stepped by the solo loop's own step
   (`stability.finetune.loop.train_step`) over its own seed's batches;
 - fused: the K seeds as one `stability.finetune.fused.FusedMembers`, each member on its own
-  seed's batches, padded to a common width per step.
+  seed's batches, padded to a common width per step;
+- fused-aligned (K > 1): the same, each member's batches in the order `trainer.fuse_align_lengths=true`
+  gives them (`batching.aligned_orders`: aligned by width across the members), so less is padding.
 
 Per arm: training examples/s (K x steps x batch size over the timed wall time), the study's runs
 per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
@@ -40,6 +42,7 @@ import tempfile
 import time
 from argparse import Namespace
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -54,7 +57,7 @@ from stability.core.config import compose_config
 from stability.core.schemas.train import train_settings
 from stability.data.container import texts
 from stability.data.loading import load_run_datasets
-from stability.finetune.batching import collate, epoch_batches
+from stability.finetune.batching import aligned_orders, collate, epoch_batches
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.fused import FusedMembers, build_members, collate_members
 from stability.finetune.loop import to_device, train_step
@@ -64,6 +67,8 @@ from stability.finetune.recipe import prepare
 
 # the benchmark's precisions as trainer.mixed_precision takes them
 PRECISIONS = {"fp32": "no", "bf16": "bf16"}
+# the fused arm whose members' batches are aligned by width
+ALIGNED = "fused-aligned"
 # a run of the study's recipe (jiant: 7,000 steps of batch 4)
 STUDY_RUN_EXAMPLES = 28_000
 
@@ -94,6 +99,20 @@ def step_batches(split: EncodedSplit, batch_size: int, seed_order: int, steps: i
         batches += [b for b in epoch_batches(split.lengths, batch_size, seed_order, epoch, True) if len(b) == batch_size]
         epoch += 1
     return batches[:steps]
+
+
+def aligned_step_batches(split: EncodedSplit, batch_size: int, seeds: list[int], steps: int) -> list[list[np.ndarray]]:
+    """Each seed's first `steps` full batches, epoch after epoch, in the orders aligned by width across the
+    seeds that `trainer.fuse_align_lengths` trains on (the group's generator per epoch, as `fused_loop`)."""
+    orders: list[list[np.ndarray]] = [[] for _ in seeds]
+    epoch = 1
+    while len(orders[0]) < steps:
+        full = [[b for b in epoch_batches(split.lengths, batch_size, seed, epoch, True) if len(b) == batch_size]
+                for seed in seeds]
+        for order, batches in zip(orders, aligned_orders(full, split.lengths, np.random.default_rng([*seeds, epoch]))):
+            order += batches
+        epoch += 1
+    return [order[:steps] for order in orders]
 
 
 def _synchronised(device: torch.device) -> None:
@@ -144,13 +163,16 @@ def solo_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: N
 
 
 def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
-              device: torch.device) -> tuple[float, int, int]:
-    """The seeds as one FusedMembers, each member on its own seed's batches."""
+              device: torch.device, aligned: bool = False) -> tuple[float, int, int]:
+    """The seeds as one FusedMembers, each member on its own seed's batches (`aligned`: in orders aligned
+    by width)."""
     members = build_members(settings.model, tokenizer, settings.trainer, seeds)
     for member in members:
         member.set_attn_implementation(args.current_attention)
         member.to(device)
-    orders = [step_batches(split, settings.trainer.batch_size, seed, args.warmup + args.steps) for seed in seeds]
+    steps = args.warmup + args.steps
+    orders = (aligned_step_batches(split, settings.trainer.batch_size, seeds, steps) if aligned
+              else [step_batches(split, settings.trainer.batch_size, seed, steps) for seed in seeds])
     fused = FusedMembers(members, settings.trainer, len(orders[0]))
     fused.train()
 
@@ -165,7 +187,7 @@ def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: 
 
 def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
             device: torch.device, parameters: int, peak: float) -> Arm:
-    arm = solo_arm if engine == "solo" else fused_arm
+    arm = solo_arm if engine == "solo" else partial(fused_arm, aligned=engine == ALIGNED)
     at_precision = replace(settings, trainer=replace(settings.trainer, mixed_precision=PRECISIONS[precision]))
     seconds, real, stepped = arm(at_precision, tokenizer, split, list(range(members)), args, device)
     examples = members * args.steps * settings.trainer.batch_size
@@ -180,7 +202,7 @@ def _print_table(arms: list[Arm]) -> None:
     solo = {(a.precision, a.attention, a.members): a for a in arms if a.engine == "solo"}
     for a in arms:
         ratio = f"{a.examples_per_second / solo[a.precision, a.attention, a.members].examples_per_second:.2f}" \
-            if a.engine == "fused" else ""
+            if a.engine != "solo" else ""
         print(f"| {a.precision} | {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} | {a.study_runs_per_hour:.1f} "
               f"| {a.padding_share:.1%} | {a.mfu:.2%} | {ratio} |")
 
@@ -229,7 +251,7 @@ def main() -> None:
         for precision, attention in itertools.product(args.precisions, args.attention):
             args.current_attention = attention
             for members in args.ks:
-                for engine in ("solo", "fused"):
+                for engine in ("solo", "fused", ALIGNED) if members > 1 else ("solo", "fused"):
                     arm = measure(engine, precision, settings, tokenizer, split, members, args, device, parameters,
                                   peaks[precision])
                     arms.append(arm)

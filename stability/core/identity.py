@@ -69,6 +69,7 @@ ALIASES = {
     "trainer.pretrained_decay": "l2sp",
     # the engine (`finetune.fused_run`): a fused seed is another computation than its solo run
     "trainer.fuse_seeds": "fused",
+    "trainer.fuse_align_lengths": "aligned",
     "model.dropout": "dropout",
     "data.max_length": "maxlen",
     "data.max_train_samples": "ntrain",

@@ -116,7 +116,7 @@ OFF_VALUES: dict[str, Any] = {
     "trainer.optimizer": "adamw", "trainer.schedule": "constant", "trainer.lr_patience": None,
     "trainer.eval_every": "epoch", "trainer.reinit_layers": 0, "trainer.layer_lr_decay": 1.0,
     "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0, "trainer.eval_tokens_per_batch": None,
-    "trainer.fuse_seeds": 1,
+    "trainer.fuse_seeds": 1, "trainer.fuse_align_lengths": False,
 }
 # The same for the keys added to every NLI dataset node (`schemas.nli.NliSet`): a train_set, mix
 # or extra_eval entry at these values reads what it read before they existed.

@@ -1,6 +1,8 @@
 """Batches with dynamic padding, optionally grouped by length, in a seed-controlled order."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import torch
 
@@ -61,3 +63,18 @@ def collate(split: EncodedSplit, indices: np.ndarray, pad_id: int) -> dict[str, 
         "attention_mask": torch.from_numpy(attention_mask),
         "labels": torch.from_numpy(split.labels[indices]),
     }
+
+
+def aligned_orders(orders: Sequence[list[np.ndarray]], lengths: np.ndarray,
+                   rng: np.random.Generator) -> list[list[np.ndarray]]:
+    """Fused members' epoch batches (each member's own, as `epoch_batches` drew them) in orders aligned by
+    width: member k's step t is its batch of width rank π(t), with one random permutation π shared by the
+    members. A member's order stays uniformly random (a uniform permutation of its batches sorted by
+    width), so each member trains on its own batches in a random order as a seed does; the members' orders
+    are coupled so that a step's batches are of similar width and little of the fused step is padding."""
+    shared = rng.permutation(len(orders[0]))
+    aligned = []
+    for batches in orders:
+        by_width = np.argsort([-int(lengths[batch].max()) for batch in batches], kind="stable")
+        aligned.append([batches[by_width[rank]] for rank in shared])
+    return aligned

@@ -16,7 +16,7 @@ from stability.core.errors import UserError
 from stability.core.metrics import accuracy
 from stability.core.records import labels_from_probability
 from stability.core.schemas.train import TrainConfig
-from stability.finetune.batching import epoch_batches
+from stability.finetune.batching import aligned_orders, epoch_batches
 from stability.finetune.dynamics import DynamicsRecorder
 from stability.finetune.encoding import EncodedSplit
 from stability.finetune.fused import FusedMembers, collate_members
@@ -28,7 +28,8 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
                   pad_id: int, name: str = "fused",
                   dynamics: Sequence[DynamicsRecorder | None] | None = None) -> list[TrainResult]:
     """Train the members (built by `fused.build_members` from `seeds_init`) up to max_epochs, member k
-    on the batches of `seeds_order[k]`; validate each member after every epoch and stop it after
+    on the batches of `seeds_order[k]` (in an order aligned by width with the others' with
+    `trainer.fuse_align_lengths`, `batching.aligned_orders`); validate each member after every epoch and stop it after
     `patience` validations without a better accuracy or once its plateau rule takes its rate below
     min_lr; leave each member holding its best validation's
     weights. Validation passes each batch of the solo run's (`batching.eval_batches`) once through all
@@ -52,6 +53,8 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
         fused.train()
         orders = [epoch_batches(train_split.lengths, trainer.batch_size, seed, epoch, trainer.group_by_length)
                   for seed in seeds_order]
+        if trainer.fuse_align_lengths:   # the group's one permutation of width ranks, per epoch
+            orders = aligned_orders(orders, train_split.lengths, np.random.default_rng([*seeds_order, epoch]))
         loss_sum = torch.zeros(len(members), device=accelerator.device)
         for step_indices in zip(*orders):
             losses, logits, _ = fused.step(to_device(collate_members(train_split, step_indices, pad_id),

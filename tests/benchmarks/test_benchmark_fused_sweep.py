@@ -31,6 +31,21 @@ def test_each_seed_steps_on_full_batches_of_its_own_order_across_epochs():
     assert any(a.tolist() != b.tolist() for a, b in zip(batches, fused_sweep.step_batches(split, 4, 1, 5)))
 
 
+def test_the_aligned_arm_steps_each_seed_on_its_own_batches_aligned_by_width():
+    """40 pairs of distinct lengths in one grouping window: every seed's epoch holds the same 10 batches
+    (the window sorted by length), so aligned by width the seeds step on equally wide batches, where
+    each seed's own order makes them differ."""
+    lengths = np.arange(10, 50)
+    split = EncodedSplit(input_ids=[np.ones(n, dtype=np.int64) for n in lengths],
+                         token_type_ids=[np.zeros(n, dtype=np.int64) for n in lengths], labels=np.zeros(40, dtype=np.int64))
+    aligned = fused_sweep.aligned_step_batches(split, 4, [0, 1], steps=10)
+    own = [fused_sweep.step_batches(split, 4, seed, steps=10) for seed in (0, 1)]
+    for order, batches in zip(aligned, own):
+        assert sorted(map(tuple, order)) == sorted(map(tuple, batches))
+    widths = [[int(lengths[batch].max()) for batch in order] for order in (*aligned, *own)]
+    assert widths[0] == widths[1] and widths[2] != widths[3]
+
+
 @pytest.mark.slow
 def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     figures = tmp_path / "figures.json"
@@ -41,7 +56,8 @@ def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(figures.read_text())
     everything = {(a["precision"], a["engine"], a["members"]): a for a in result["arms"]}
-    assert set(everything) == {(p, e, k) for p in ("fp32", "bf16") for e in ("solo", "fused") for k in (1, 2)}
+    assert set(everything) == {(p, e, k) for p in ("fp32", "bf16") for e in ("solo", "fused") for k in (1, 2)} | \
+        {(p, "fused-aligned", 2) for p in ("fp32", "bf16")}
     arms = {(engine, members): arm for (precision, engine, members), arm in everything.items() if precision == "fp32"}
     for (_, _, members), arm in everything.items():
         assert arm["examples"] == members * 2 * 4

@@ -15,7 +15,7 @@ from stability.core.errors import UserError
 from stability.core.schemas.train import train_settings
 from stability.data.container import texts
 from stability.data.loading import load_run_datasets
-from stability.finetune.batching import collate, epoch_batches
+from stability.finetune.batching import aligned_orders, collate, epoch_batches
 from stability.finetune.encoding import encode
 from stability.finetune.fused import (FusedMembers, build_members, clip_per_member, collate_members,
                                       refuse_unfusable)
@@ -51,10 +51,12 @@ def _accelerator(mixed_precision: str = "no") -> Accelerator:
     return Accelerator(cpu=True, mixed_precision=mixed_precision)
 
 
-def _solo(settings, tokenizer, split, seed_init: int, seed_order: int, steps: int = STEPS):
-    """The seed's losses, gradient norms and final weights over `steps` steps, by the solo loop's own step."""
+def _solo(settings, tokenizer, split, seed_init: int, seed_order: int, steps: int = STEPS,
+          batches: list[np.ndarray] | None = None):
+    """The seed's losses, gradient norms and final weights over `steps` steps, by the solo loop's own step,
+    on its epoch's batches (or on `batches`)."""
     model = build_model(settings.model, tokenizer, seed_init)
-    batches = _member_batches(settings, split, seed_order)
+    batches = _member_batches(settings, split, seed_order) if batches is None else batches
     recipe = prepare(model, settings.trainer, len(batches), seed_init * 1000)
     accelerator = _accelerator(settings.trainer.mixed_precision)
     model, optimizer = accelerator.prepare(model, recipe.optimizer)
@@ -228,6 +230,22 @@ def test_what_does_not_fuse_yet_is_refused_in_one_line():
     assert "\n" not in message
     assert "trainer.optimizer=bertadam" in message and "trainer.mixout=0.2" in message
     assert "trainer.optimizer=adamw" in message   # the fix names what fuses
+
+
+def test_aligned_members_train_as_their_solo_runs_on_the_aligned_batches(tmp_path):
+    """`trainer.fuse_align_lengths=true`: each member's first epoch is its solo run's over its own batches
+    in the order `batching.aligned_orders` gives them with the group's generator of that epoch."""
+    settings, tokenizer, split = _setup(tmp_path, ["model.dropout=0.0", "trainer.max_epochs=1", "trainer.fuse_seeds=3",
+                                                   "trainer.fuse_align_lengths=true"])
+    members = build_members(settings.model, tokenizer, settings.trainer, SEEDS_INIT)
+    (result, *_), = [train_members(members, SEEDS_INIT, SEEDS_ORDER, split, split, settings, _accelerator(),
+                                   int(tokenizer.pad_token_id))]
+    orders = aligned_orders([_member_batches(settings, split, seed) for seed in SEEDS_ORDER], split.lengths,
+                            np.random.default_rng([*SEEDS_ORDER, 1]))
+    unaligned = _member_batches(settings, split, SEEDS_ORDER[0])
+    assert [batch.tolist() for batch in orders[0]] != [batch.tolist() for batch in unaligned]   # another order
+    losses, _, _ = _solo(settings, tokenizer, split, SEEDS_INIT[0], SEEDS_ORDER[0], len(orders[0]), orders[0])
+    assert result.log[0]["loss"] == pytest.approx(np.mean(losses), rel=1e-4)
 
 
 @pytest.mark.slow

@@ -58,6 +58,8 @@ class Trainer:
     pretrained_decay: float = 0.0
     # train the seeds of a sweep K at a time as one fused model (`finetune.fused_run`); 1: each alone
     fuse_seeds: int = 1
+    # fused members take their batches in orders aligned by width (`batching.aligned_orders`): less padding
+    fuse_align_lengths: bool = False
 
     def __post_init__(self) -> None:
         for key in ("batch_size", "eval_batch_size", "max_epochs", "patience"):
@@ -79,6 +81,10 @@ class Trainer:
         within("trainer.mixout", self.mixout, 0, 1)
         at_least("trainer.pretrained_decay", self.pretrained_decay, 0)
         at_least("trainer.fuse_seeds", self.fuse_seeds, 1)
+        if self.fuse_align_lengths and self.fuse_seeds == 1:
+            raise UserError("trainer.fuse_align_lengths=true aligns the batches of fused seeds, and "
+                            "trainer.fuse_seeds=1 trains each seed alone",
+                            fix="pass trainer.fuse_seeds=<K > 1> with it, or drop trainer.fuse_align_lengths")
 
     def _check_min_lr(self) -> None:
         """With the plateau rule on, training stops after the first validation whose base rate
