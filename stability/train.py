@@ -26,16 +26,11 @@ from stability.core.runrecord import RunRecord
 from stability.core.schemas.train import TrainConfig, train_settings
 from stability.finetune.distributed import leave_process_group, rank_overrides
 from stability.sweep.devices import job_device
-from stability.sweep.fused_groups import fused_groups, group_members, register_followers
-from stability.sweep.guard import check_sweep, run_directory
+from stability.sweep.fused_groups import first_job_folder, fused_groups, group_members, register_followers
+from stability.sweep.guard import check_sweep
 from stability.sweep.squeue import job_queued
 
 log = logging.getLogger(__name__)
-
-
-# a fused group's job that its first job trains: its run folder -> the first's (`sweep.fused_groups`),
-# found when the sweep is checked; such jobs run in this process, after their first
-_FOLLOWERS: dict[Path, Path] = {}
 
 
 def task(cfg: DictConfig) -> float | None:
@@ -51,10 +46,11 @@ def task(cfg: DictConfig) -> float | None:
     job_num = OmegaConf.select(hydra_cfg, "job.num", default=0)  # unset outside a multirun
     path = Path(hydra_cfg.runtime.output_dir)
     place = partial(_on_device, job_num)
-    if path.absolute() in _FOLLOWERS:
+    first = first_job_folder(path)
+    if first is not None:   # trained by its group's first job, which ran before it in this process
         from stability.finetune.fused_run import follow_group
 
-        record = follow_group(settings, cfg, path, _FOLLOWERS[path.absolute()])
+        record = follow_group(settings, cfg, path, first)
     elif settings.trainer.fuse_seeds > 1:
         record = _train_group(settings, cfg, path.absolute(), place)
     else:
@@ -89,16 +85,12 @@ def check(configs: list[DictConfig]) -> None:
     """`sweep.guard`'s checks, then the sweep's fused groups (`sweep.fused_groups`), each refused in
     one line where it cannot be fused, and kept for the jobs to find."""
     check_sweep(configs)
-    _FOLLOWERS.clear()     # a command run before in this process (a test's) left its sweep's groups
     groups = fused_groups(configs)
     for group in groups:
         from stability.finetune.fused import refuse_unfusable   # torch: only for a fused sweep
 
         refuse_unfusable(train_settings(without_hydra(configs[group.first])).trainer)
-        for number in group.followers:
-            _FOLLOWERS[run_directory(configs[number]).absolute()] = run_directory(configs[group.first]).absolute()
-    if configs:
-        register_followers(str(configs[0].hydra.sweep.dir), groups)
+    register_followers(configs, groups)
 
 
 def interrupted(configs: list[DictConfig], multirun: bool) -> str:

@@ -20,7 +20,6 @@ except ImportError:  # the [launchers] extra is not installed
     JoblibLauncher = SubmititSlurmLauncher = None
 
 
-
 def _launch_here(launcher: Launcher) -> Callable[[Sequence[Sequence[str]], int], Sequence[JobReturn]]:
     """Hydra's basic launcher with `launcher`'s context: runs jobs in this process."""
     basic = BasicLauncher()

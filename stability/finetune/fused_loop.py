@@ -29,8 +29,8 @@ def train_members(members: Sequence[PreTrainedModel], seeds_init: Sequence[int],
                   dynamics: Sequence[DynamicsRecorder | None] | None = None) -> list[TrainResult]:
     """Train the members (built by `fused.build_members` from `seeds_init`) up to max_epochs, member k
     on the batches of `seeds_order[k]` (in an order aligned by width with the others' with
-    `trainer.fuse_align_lengths`, `batching.aligned_orders`); validate each member after every epoch and stop it after
-    `patience` validations without a better accuracy or once its plateau rule takes its rate below
+    `trainer.fuse_align_lengths`, `batching.aligned_orders`); validate each member after every epoch
+    and stop it after `patience` validations without a better accuracy or once its plateau rule takes its rate below
     min_lr; leave each member holding its best validation's
     weights. Validation passes each batch of the solo run's (`batching.eval_batches`) once through all
     members (`FusedMembers.predict_entailment_probability`). `dynamics`, per member where given, sees

@@ -32,8 +32,11 @@ from stability.core.runrecord import fingerprint, semantic_config
 from stability.sweep.guard import run_directory
 
 _SEEDS = ("seed", "seed_init", "seed_order")
-# sweep folder -> the positions of the jobs a fused group's first job trains (`register_followers`)
+# What this process knows of the fused groups of the sweep it checked (`register_followers`): per
+# sweep folder, the positions of the jobs a group's first job trains (for the launchers), and each such
+# job's run folder -> its first job's (for the jobs, which run in this process)
 _FOLLOWER_JOBS: dict[str, frozenset[int]] = {}
+_FIRST_OF: dict[Path, Path] = {}
 
 
 @dataclass(frozen=True)
@@ -104,9 +107,9 @@ def member_folder(folder: Path, seed: int) -> Path:
 
 
 def _refuse_underivable(configs: list[DictConfig], group: FusedGroup) -> None:
-    """The members `group_members` derives from the first job must be the sweep's jobs. Their configs are
-    (a group's jobs differ only in their seeds, which follow `seed` as the first's do); their run
-    folders must lie beside each other, as the default `hydra.sweep.subdir` puts them."""
+    """The members `group_members` derives from the first job must be the sweep's own jobs. Their configs
+    are, since a group's jobs differ only in their seeds; their run folders must be too, which holds
+    where they lie beside each other, as the default `hydra.sweep.subdir` puts them."""
     first = run_directory(configs[group.first])
     for number in group.jobs:
         if member_folder(first, int(configs[number].seed)) != run_directory(configs[number]):
@@ -116,10 +119,25 @@ def _refuse_underivable(configs: list[DictConfig], group: FusedGroup) -> None:
                             fix="drop the hydra.sweep.subdir override, or pass trainer.fuse_seeds=1")
 
 
-def register_followers(sweep_dir: str, groups: Sequence[FusedGroup]) -> None:
-    """Remember, for the launchers of this process, which jobs of the sweep in `sweep_dir` the groups'
-    first jobs train (`launch_groups`)."""
-    _FOLLOWER_JOBS[sweep_dir] = frozenset(number for group in groups for number in group.followers)
+def register_followers(configs: list[DictConfig], groups: Sequence[FusedGroup]) -> None:
+    """Remember which jobs of the sweep of `configs` the groups' first jobs train: for the launchers
+    (`launch_groups`) and for those jobs (`first_job_folder`). What a command checked before in this
+    process (a test's) is forgotten."""
+    _FIRST_OF.clear()
+    if not configs:
+        return
+    _FOLLOWER_JOBS[str(configs[0].hydra.sweep.dir)] = frozenset(number for group in groups
+                                                                for number in group.followers)
+    for group in groups:
+        first = run_directory(configs[group.first]).absolute()
+        for number in group.followers:
+            _FIRST_OF[run_directory(configs[number]).absolute()] = first
+
+
+def first_job_folder(folder: Path) -> Path | None:
+    """The run folder of the job that trains the group of the job in `folder`; None unless that is another
+    job of the sweep this process checked."""
+    return _FIRST_OF.get(folder.absolute())
 
 
 Launch = Callable[[Sequence[Sequence[str]], int], Sequence[JobReturn]]

@@ -19,10 +19,15 @@ sys.path.append(str(SCRIPT.parent))  # last: benchmarks/probing.py must not hide
 import fused_sweep  # noqa: E402  (benchmarks/ is not a package)
 
 
+def _split(lengths: np.ndarray) -> EncodedSplit:
+    """Pairs of these token counts (all ones), label 0."""
+    return EncodedSplit(input_ids=[np.ones(n, dtype=np.int64) for n in lengths],
+                        token_type_ids=[np.zeros(n, dtype=np.int64) for n in lengths],
+                        labels=np.zeros(len(lengths), dtype=np.int64))
+
+
 def test_each_seed_steps_on_full_batches_of_its_own_order_across_epochs():
-    lengths = np.arange(10, 20)     # 10 pairs: 2 full batches of 4 and a tail of 2 per epoch
-    split = EncodedSplit(input_ids=[np.ones(n, dtype=np.int64) for n in lengths],
-                         token_type_ids=[np.zeros(n, dtype=np.int64) for n in lengths], labels=np.zeros(10, dtype=np.int64))
+    split = _split(np.arange(10, 20))     # 10 pairs: 2 full batches of 4 and a tail of 2 per epoch
     batches = fused_sweep.step_batches(split, 4, seed_order=0, steps=5)
     assert [len(b) for b in batches] == [4] * 5
     epoch = [set(b) for b in batches[:2]]
@@ -36,8 +41,7 @@ def test_the_aligned_arm_steps_each_seed_on_its_own_batches_aligned_by_width():
     (the window sorted by length), so aligned by width the seeds step on equally wide batches, where
     each seed's own order makes them differ."""
     lengths = np.arange(10, 50)
-    split = EncodedSplit(input_ids=[np.ones(n, dtype=np.int64) for n in lengths],
-                         token_type_ids=[np.zeros(n, dtype=np.int64) for n in lengths], labels=np.zeros(40, dtype=np.int64))
+    split = _split(lengths)
     aligned = fused_sweep.aligned_step_batches(split, 4, [0, 1], steps=10)
     own = [fused_sweep.step_batches(split, 4, seed, steps=10) for seed in (0, 1)]
     for order, batches in zip(aligned, own):

@@ -139,7 +139,8 @@ def test_a_preempted_fused_group_is_trained_again_whole_and_ends_as_if_never_sto
     assert done.returncode == 0, done.stderr
     assert finish(local).returncode == 0
     names = sorted(runs(tmp_path / "slurm"))
-    assert [name.rsplit("/", 1)[-1] for name in names] == ["seed0", "seed1"] and sorted(runs(tmp_path / "local")) == names
+    assert [name.rsplit("/", 1)[-1] for name in names] == ["seed0", "seed1"]
+    assert sorted(runs(tmp_path / "local")) == names
     for name in names:
         assert predictions(tmp_path / "slurm" / name) == predictions(tmp_path / "local" / name)
         assert runs(tmp_path / "slurm")[name]["fused_with"] == [0, 1]

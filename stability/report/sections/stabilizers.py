@@ -187,11 +187,10 @@ def _notes(pairs: Pairs) -> str:
 
 def _decided_notes(stats: pd.DataFrame, context: Context) -> str:
     """Pairs whose Welch test of the means is left out of the CSV: an adaptive sweep decided them."""
-    pairs = sorted({(condition_name(setup, reference), condition_name(setup, method))
-                    for setup, method, reference in zip(stats["setup"], stats["method"], stats["reference"])
-                    if context.decided_sequentially(condition_name(setup, reference), condition_name(setup, method))})
+    pairs = {(condition_name(setup, reference), condition_name(setup, method))
+             for setup, method, reference in zip(stats["setup"], stats["method"], stats["reference"])}
     return "".join(withheld_text(a, b, f"Welch's p of the means (`p_mean`, empty in `{FILE}`)") + "\n\n"
-                   for a, b in pairs)
+                   for a, b in sorted(pairs) if context.decided_sequentially(a, b))
 
 
 def _shown(variant: str) -> str:
