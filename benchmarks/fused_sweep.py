@@ -1,5 +1,6 @@
-"""Seeds fused into one model vs the same seeds trained one after another: training examples/s for
-K = 1, 2, 4 (8, 16 on request) at batch size 4, in float32 (and bf16 on request).
+"""Seeds fused into one model vs the same seeds trained one after another and packed on one device:
+training examples/s for K = 1, 2, 4 (8, 16 on request) at batch size 4, in float32 (and bf16 on
+request).
 
     python benchmarks/fused_sweep.py [--device cuda|cpu] [--shape mbert|small] [--ks 1 2 4 8 16]
                                      [--steps 30] [--warmup 3] [--samples 1000] [--attention sdpa eager]
@@ -11,11 +12,15 @@ layers, 64 wide, for the tests), trained on the built-in French pairs (`--sample
 the trainer's defaults (fused AdamW, constant rate, clipping to 1.0, dropout 0.1), in each precision
 of `--precisions`: fp32, or bf16 as `trainer.mixed_precision=bf16` trains (the forward under autocast).
 
-For each K, in the same process and on the same device, two arms train seeds 0..K-1 for
-`--steps` optimiser steps each, after `--warmup` untimed steps:
+For each K, on the same device, these arms train seeds 0..K-1 for `--steps` optimiser steps
+each, after `--warmup` untimed steps:
 
 - solo: the K seeds one after another, each its own model stepped by the solo loop's own step
   (`stability.finetune.loop.train_step`) over its own seed's batches;
+- packed (K > 1): the same K solo seeds at once, one process each on the one device, as
+  `hydra.launcher=local_gpus hydra.launcher.jobs_per_device=K` packs runs (on a CPU the cores split
+  between them, `stability.sweep.devices.split_cpu`); timed from the moment every process has
+  warmed up to the last one's end;
 - fused: the K seeds as one `stability.finetune.fused.FusedMembers`, each member on its own
   seed's batches, padded to a common width per step;
 - fused-aligned (K > 1): the same, each member's batches in the order `trainer.fuse_align_lengths=true`
@@ -25,10 +30,11 @@ Per arm: training examples/s (K x steps x batch size over the timed wall time), 
 per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
 share of the tokens stepped that are padding, and the model-FLOPs utilisation, 6 x non-embedding
 parameters x real tokens/s over the matrix-product peak in the arm's precision measured in the
-same run (`train_throughput.py`'s definition). Then fused/solo, the ratio that answers whether fusing
-pays on the device at hand. `--attention` runs the arms under each of the model's attention
-implementations (torch's SDPA has no vmap batching rule on every device; eager attention is
-plain matrix products, which vmap batches). Only speed is measured here; that a fused member
+same run (`train_throughput.py`'s definition). Then each arm over solo and over packed: the
+ratios that answer whether fusing pays on the device at hand, against one run at a time and
+against what a packed sweep gets today. `--attention` runs the arms under each of the model's
+attention implementations (torch's SDPA has no vmap batching rule on every device; eager attention
+is plain matrix products, which vmap batches). Only speed is measured here; that a fused member
 trains as its solo run does is tests/finetune/test_fused.py's.
 """
 from __future__ import annotations
@@ -41,7 +47,7 @@ import sys
 import tempfile
 import time
 from argparse import Namespace
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, astuple, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -64,11 +70,14 @@ from stability.finetune.loop import to_device, train_step
 from stability.finetune.modeling import build_model, load_tokenizer
 from stability.finetune.precision import forget_previous_precision
 from stability.finetune.recipe import prepare
+from stability.sweep.devices import split_cpu
 
 # the benchmark's precisions as trainer.mixed_precision takes them
 PRECISIONS = {"fp32": "no", "bf16": "bf16"}
 # the fused arm whose members' batches are aligned by width
 ALIGNED = "fused-aligned"
+# the K solo seeds as K processes on one device
+PACKED = "packed"
 # a run of the study's recipe (jiant: 7,000 steps of batch 4)
 STUDY_RUN_EXAMPLES = 28_000
 
@@ -120,46 +129,92 @@ def _synchronised(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _timed_steps(step: Callable[[int], tuple[int, int]], warmup: int, steps: int,
-                 device: torch.device) -> tuple[float, int, int]:
-    """Run `warmup` untimed then `steps` timed calls of step(i) -> (real tokens, stepped tokens);
-    the timed seconds and both token counts."""
+@dataclass
+class Timed:
+    """One timed stretch of steps: when it started and ended (`time.monotonic`, one clock for every
+    process of the machine) and the real and stepped tokens of its batches."""
+
+    started: float
+    ended: float
+    real: int
+    stepped: int
+
+
+def _timed_steps(step: Callable[[int], tuple[int, int]], warmup: int, steps: int, device: torch.device,
+                 warmed_up: Callable[[], object] = lambda: None) -> Timed:
+    """Run `warmup` untimed calls of step(i) -> (real tokens, stepped tokens), then `warmed_up()`
+    (untimed), then `steps` timed calls."""
     for i in range(warmup):
         step(i)
     _synchronised(device)
+    warmed_up()
     real = stepped = 0
-    started = time.perf_counter()
+    started = time.monotonic()
     for i in range(warmup, warmup + steps):
         got_real, got_stepped = step(i)
         real, stepped = real + got_real, stepped + got_stepped
     _synchronised(device)
-    return time.perf_counter() - started, real, stepped
+    return Timed(started, time.monotonic(), real, stepped)
+
+
+def solo_seed(settings, tokenizer, split: EncodedSplit, seed: int, args: Namespace, device: torch.device,
+              warmed_up: Callable[[], object] = lambda: None) -> Timed:
+    """One seed through the solo loop's step, on its own seed's batches."""
+    from accelerate import Accelerator
+
+    model = build_model(settings.model, tokenizer, seed)
+    model.set_attn_implementation(args.current_attention)
+    batches = step_batches(split, settings.trainer.batch_size, seed, args.warmup + args.steps)
+    recipe = prepare(model, settings.trainer, len(batches), seed * 1000)
+    forget_previous_precision()
+    accelerator = Accelerator(cpu=device.type == "cpu", mixed_precision=settings.trainer.mixed_precision)
+    model, optimizer = accelerator.prepare(model, recipe.optimizer)
+    model.train()
+
+    def step(i: int) -> tuple[int, int]:
+        batch = to_device(collate(split, batches[i], tokenizer.pad_token_id), device)
+        train_step(model, batch, optimizer, recipe, accelerator, settings.trainer.max_grad_norm)
+        return int(batch["attention_mask"].sum()), batch["attention_mask"].numel()
+
+    return _timed_steps(step, args.warmup, args.steps, device, warmed_up)
 
 
 def solo_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
              device: torch.device) -> tuple[float, int, int]:
     """The seeds one after another through the solo loop's step; summed seconds and tokens."""
-    from accelerate import Accelerator
+    timed = [solo_seed(settings, tokenizer, split, seed, args, device) for seed in seeds]
+    return (sum(t.ended - t.started for t in timed), sum(t.real for t in timed), sum(t.stepped for t in timed))
 
-    seconds = real = stepped = 0
-    for seed in seeds:
-        model = build_model(settings.model, tokenizer, seed)
-        model.set_attn_implementation(args.current_attention)
-        batches = step_batches(split, settings.trainer.batch_size, seed, args.warmup + args.steps)
-        recipe = prepare(model, settings.trainer, len(batches), seed * 1000)
-        forget_previous_precision()
-        accelerator = Accelerator(cpu=device.type == "cpu", mixed_precision=settings.trainer.mixed_precision)
-        model, optimizer = accelerator.prepare(model, recipe.optimizer)
-        model.train()
 
-        def step(i: int) -> tuple[int, int]:
-            batch = to_device(collate(split, batches[i], tokenizer.pad_token_id), device)
-            train_step(model, batch, optimizer, recipe, accelerator, settings.trainer.max_grad_norm)
-            return int(batch["attention_mask"].sum()), batch["attention_mask"].numel()
+def _packed_seed(settings, tokenizer, split: EncodedSplit, seed: int, args: Namespace, device: torch.device,
+                 all_warmed_up, results) -> None:
+    """One seed of the packed arm, in a process of its own: its share of the CPU's cores (on a CPU),
+    then its solo steps, timed once every process of the arm has warmed up."""
+    transformers.logging.set_verbosity_error()
+    if device.type == "cpu":
+        split_cpu(len(args.packed_seeds))
+    # a tuple: the class pickled in a spawned process would name its __mp_main__
+    results.put(astuple(solo_seed(settings, tokenizer, split, seed, args, device, all_warmed_up.wait)))
 
-        took, got_real, got_stepped = _timed_steps(step, args.warmup, args.steps, device)
-        seconds, real, stepped = seconds + took, real + got_real, stepped + got_stepped
-    return seconds, real, stepped
+
+def packed_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
+               device: torch.device) -> tuple[float, int, int]:
+    """The seeds at once, a process each on the one device (spawned: CUDA cannot be forked); the seconds
+    from the first process's timed start to the last one's end, and the tokens of all."""
+    context = torch.multiprocessing.get_context("spawn")
+    all_warmed_up, results = context.Barrier(len(seeds)), context.SimpleQueue()
+    args = Namespace(**vars(args), packed_seeds=seeds)
+    processes = [context.Process(target=_packed_seed, args=(settings, tokenizer, split, seed, args, device,
+                                                            all_warmed_up, results)) for seed in seeds]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    if any(process.exitcode for process in processes):
+        raise RuntimeError(f"a packed seed's process failed (exit codes {[p.exitcode for p in processes]})")
+    timed = [Timed(*results.get()) for _ in seeds]
+    return (max(t.ended for t in timed) - min(t.started for t in timed), sum(t.real for t in timed),
+            sum(t.stepped for t in timed))
 
 
 def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
@@ -182,12 +237,13 @@ def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: 
         fused.step(batch)
         return int(batch["attention_mask"].sum()), batch["attention_mask"].numel()
 
-    return _timed_steps(step, args.warmup, args.steps, device)
+    timed = _timed_steps(step, args.warmup, args.steps, device)
+    return timed.ended - timed.started, timed.real, timed.stepped
 
 
 def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
             device: torch.device, parameters: int, peak: float) -> Arm:
-    arm = solo_arm if engine == "solo" else partial(fused_arm, aligned=engine == ALIGNED)
+    arm = {"solo": solo_arm, PACKED: packed_arm}.get(engine) or partial(fused_arm, aligned=engine == ALIGNED)
     at_precision = replace(settings, trainer=replace(settings.trainer, mixed_precision=PRECISIONS[precision]))
     seconds, real, stepped = arm(at_precision, tokenizer, split, list(range(members)), args, device)
     examples = members * args.steps * settings.trainer.batch_size
@@ -197,14 +253,18 @@ def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSpli
 
 
 def _print_table(arms: list[Arm]) -> None:
-    print("| precision | attention | K | engine | examples/s | study runs/hour | padding | MFU | fused / solo |")
-    print("|---|---|---:|---|---:|---:|---:|---:|---:|")
-    solo = {(a.precision, a.attention, a.members): a for a in arms if a.engine == "solo"}
+    print("| precision | attention | K | engine | examples/s | study runs/hour | padding | MFU | / solo | / packed |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    by_engine = {(a.engine, a.precision, a.attention, a.members): a.examples_per_second for a in arms}
+
+    def ratio(a: Arm, baseline: str) -> str:
+        base = by_engine.get((baseline, a.precision, a.attention, a.members))
+        return f"{a.examples_per_second / base:.2f}" if base and a.engine not in ("solo", baseline) else ""
+
     for a in arms:
-        ratio = f"{a.examples_per_second / solo[a.precision, a.attention, a.members].examples_per_second:.2f}" \
-            if a.engine != "solo" else ""
-        print(f"| {a.precision} | {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} | {a.study_runs_per_hour:.1f} "
-              f"| {a.padding_share:.1%} | {a.mfu:.2%} | {ratio} |")
+        print(f"| {a.precision} | {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} "
+              f"| {a.study_runs_per_hour:.1f} | {a.padding_share:.1%} | {a.mfu:.2%} | {ratio(a, 'solo')} "
+              f"| {ratio(a, PACKED)} |")
 
 
 def main() -> None:
@@ -251,7 +311,7 @@ def main() -> None:
         for precision, attention in itertools.product(args.precisions, args.attention):
             args.current_attention = attention
             for members in args.ks:
-                for engine in ("solo", "fused", ALIGNED) if members > 1 else ("solo", "fused"):
+                for engine in ("solo", PACKED, "fused", ALIGNED) if members > 1 else ("solo", "fused"):
                     arm = measure(engine, precision, settings, tokenizer, split, members, args, device, parameters,
                                   peaks[precision])
                     arms.append(arm)

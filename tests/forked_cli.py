@@ -1,14 +1,15 @@
-"""`python -m MODULE ARGS` as a child forked from a server process that has already imported torch,
-transformers' model code and accelerate: the same command line, working folder, environment,
-output and exit status as a new interpreter gives, without its ~4 CPU-seconds of imports.
+"""`python -m MODULE ARGS` as a child forked from a server process that has already imported the heavy
+libraries (`PRELOADED`): the same command line, working folder, environment, output and exit status as
+a new interpreter gives, without its 2-5 CPU-seconds of imports.
 
-Why: the slow tests run the training command about a hundred times, and on the CI's 2 cores the
-imports were most of each call's cost. The server (one per pytest worker, started on first use)
-imports only modules that read no per-test setting at import (huggingface_hub reads HF_HUB_OFFLINE,
-1 in every test; a test's own cache folder is read by `datasets`, which each child imports itself),
-and starts no thread pool, so a fork of it is as clean as a new interpreter. Tests that signal or kill their command use
-`subprocess` as before. Run as a script, this file is the server: one JSON request per line on
-stdin; per request it writes the child's pid, then its exit status.
+Why: the slow tests run the training command about a hundred times and the other commands about as
+often, and on the CI's 2 cores the imports were most of each call's cost. The server (one per pytest
+worker, started on first use) imports only modules that read no per-test setting at import
+(huggingface_hub reads HF_HUB_OFFLINE, 1 in every test; a test's own cache folder is read by
+`datasets`, which each child imports itself), and starts no thread pool, so a fork of it is as clean
+as a new interpreter. Tests that signal or kill their command use `subprocess` as before. Run as a
+script, this file is the server: one JSON request per line on stdin; per request it writes the
+child's pid, then its exit status.
 """
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ import threading
 import traceback
 from pathlib import Path
 
-PRELOADED = ("torch", "transformers.modeling_utils", "accelerate")
+# the heavy libraries the commands import (torch and transformers' model code for training and probing;
+# pandas, scipy, statsmodels, scikit-learn, matplotlib without a backend chosen, Hydra for the others)
+PRELOADED = ("torch", "transformers.modeling_utils", "accelerate", "pandas", "scipy.stats", "statsmodels.formula.api",
+             "statsmodels.stats.multitest", "sklearn.model_selection", "matplotlib", "hydra.compose")
 
 
 def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:

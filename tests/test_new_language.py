@@ -8,11 +8,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 import yaml
 
@@ -36,9 +36,8 @@ class Layout:
     def command(self, *args: str) -> subprocess.CompletedProcess:
         """`nli-stability ARGS` with the user's config folder on the search path."""
         env = {key: value for key, value in os.environ.items() if key != "NLI_STABILITY_TRACEBACK"}
-        return subprocess.run([sys.executable, "-m", "stability.cli", args[0], f"hydra.searchpath=[file://{self.configs}]",
-                               f"lang={CODE}", *args[1:]], cwd=self.out, env=env, capture_output=True, text=True,
-                              timeout=600)
+        return run_module("stability.cli", [args[0], f"hydra.searchpath=[file://{self.configs}]", f"lang={CODE}",
+                                            *args[1:]], self.out, env=env)
 
 
 def documented_config() -> str:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pytest
 from scipy import stats
@@ -95,8 +94,7 @@ def test_an_adaptive_sweep_adds_seeds_only_where_the_interval_is_wide_and_goes_o
     assert_one_line_error(other, "adaptive.json", "another plan (goal.target:", "out=<another folder>")
     assert (out / "adaptive.json").read_bytes() == record
 
-    status = subprocess.run([sys.executable, "-m", "stability.status", f"runs={out}"], cwd=tmp_path,
-                            capture_output=True, text=True)
+    status = run_module("stability.status", [f"runs={out}"], tmp_path)
     assert status.returncode == 0, status.stderr
     assert "round 1: seeds 0–1 for 2 conditions: 1 open, 1 reached" in status.stdout
     assert "done after 2 rounds" in status.stdout

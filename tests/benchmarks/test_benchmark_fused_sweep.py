@@ -61,7 +61,7 @@ def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     result = json.loads(figures.read_text())
     everything = {(a["precision"], a["engine"], a["members"]): a for a in result["arms"]}
     assert set(everything) == {(p, e, k) for p in ("fp32", "bf16") for e in ("solo", "fused") for k in (1, 2)} | \
-        {(p, "fused-aligned", 2) for p in ("fp32", "bf16")}
+        {(p, e, 2) for p in ("fp32", "bf16") for e in ("fused-aligned", "packed")}
     arms = {(engine, members): arm for (precision, engine, members), arm in everything.items() if precision == "fp32"}
     for (_, _, members), arm in everything.items():
         assert arm["examples"] == members * 2 * 4
@@ -72,7 +72,15 @@ def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     assert arms["fused", 1]["padding_share"] == pytest.approx(arms["solo", 1]["padding_share"])
     # fused members are padded to the widest of the step's batches: never less padding than solo
     assert arms["fused", 2]["padding_share"] >= arms["solo", 2]["padding_share"]
-    assert "| fp32 | sdpa | 2 | fused |" in done.stdout and "| bf16 | sdpa | 2 | fused |" in done.stdout
+    # packed seeds step on their solo batches: the same tokens in less or more time, never other ones
+    assert arms["packed", 2]["padding_share"] == pytest.approx(arms["solo", 2]["padding_share"])
+    for precision in ("fp32", "bf16"):
+        row = re.search(rf"\| {precision} \| sdpa \| 2 \| fused \| ([\d.]+) \|.*\| ([\d.]+) \| ([\d.]+) \|\n",
+                        done.stdout)
+        fused, packed, solo = (everything[precision, engine, 2]["examples_per_second"]
+                               for engine in ("fused", "packed", "solo"))
+        assert row and float(row[2]) == pytest.approx(fused / solo, abs=0.006) and \
+            float(row[3]) == pytest.approx(fused / packed, abs=0.006)
     assert re.search(r"matmul peak fp32 [\d.]+ TFLOP/s, bf16 [\d.]+ TFLOP/s; load average [\d.]+\n", done.stdout)
 
 

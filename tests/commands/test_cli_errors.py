@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 from helpers import assert_one_line_error
 
@@ -20,8 +20,7 @@ GOOD_DIAG = '{"idx": "0", "label": "entailment", "sentence1": "a", "sentence2": 
 def _train(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     env.pop("NLI_STABILITY_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", "stability.train", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_module("stability.train", args, cwd, env=env, timeout=300)
 
 
 def _french_release(root: Path, train: str = GOOD_TRAIN, diag: str = GOOD_DIAG) -> Path:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pandas as pd
 import pytest
 from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, front_door
@@ -130,6 +129,5 @@ def test_report_writes_into_out(tmp_path):
 
 @pytest.mark.slow
 def test_an_argparse_style_option_is_one_line(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "stability.cli", "dataqa", "--lang", "fr", "x.jsonl"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    result = run_module("stability.cli", ["dataqa", "--lang", "fr", "x.jsonl"], tmp_path, timeout=120)
     assert_one_line_error(result, "unknown option '--lang'", "key=value")

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pandas as pd
 import pytest
 from helpers import QUICK, assert_one_line_error, builtin_release, interrupt_when, interruptible
@@ -28,12 +28,11 @@ PAIR = {"premise": "a", "hypothesis": "b", "label": "entailment"}
 
 
 def _command(args: list[str], cwd: Path, *, env: dict[str, str] | None = None,
-             prefix: tuple[str, ...] = ("-m", "stability.cli")) -> subprocess.CompletedProcess:
+             module: str = "stability.cli") -> subprocess.CompletedProcess:
     """`nli-stability ARGS` as a user runs it (Hydra's and our own traceback switches off)."""
     environ = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
     environ.pop("NLI_STABILITY_TRACEBACK", None)
-    return subprocess.run([sys.executable, *prefix, *args], cwd=cwd, env=environ, capture_output=True, text=True,
-                          timeout=600)
+    return run_module(module, args, cwd, env=environ)
 
 
 def _utf16(path: Path, text: str) -> Path:
@@ -105,7 +104,7 @@ def test_a_slurm_sweep_without_slurm_is_one_line_and_writes_nothing(tmp_path):
     """Whether or not this machine has SLURM: the command runs with a PATH without its programs."""
     out = tmp_path / "outputs"
     result = _command(["experiment=smoke", "hydra/launcher=slurm", f"paths.output_dir={out}"], tmp_path,
-                      env={"PATH": str(_programs(tmp_path / "bin", ()))}, prefix=("-m", "stability.train"))
+                      env={"PATH": str(_programs(tmp_path / "bin", ()))}, module="stability.train")
     assert_one_line_error(result, "hydra/launcher=slurm needs SLURM, and this machine has no sbatch or srun on PATH",
                           "fix: submit from a login node")
     assert not out.exists()  # no multirun.yaml for `status` to read as runs not started

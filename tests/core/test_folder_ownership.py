@@ -11,12 +11,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from forked_cli import run_module
 import pytest
 from helpers import QUICK, QUICK_VARIANT
 
@@ -33,8 +33,7 @@ Snapshot = dict[str, "tuple[bytes, int] | None"]
 
 def _command(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """`nli-stability ARGS` as a user runs it (`python -m stability`), with the test's cache."""
-    return subprocess.run([sys.executable, "-m", "stability", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600)
+    return run_module("stability", args, cwd)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +42,7 @@ def trained(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("trained")
     env = {**os.environ, "NLI_STABILITY_CACHE": str(folder / "cache"), "HF_DATASETS_OFFLINE": "1",
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(folder / "hf-datasets")}
-    result = subprocess.run([sys.executable, "-m", "stability", "train", *TRAIN], cwd=folder, env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = run_module("stability", ["train", *TRAIN], folder, env=env)
     assert result.returncode == 0, result.stderr
     assert RunDir(folder / RUN).is_finished()
     return folder

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 
 from helpers import (QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, folder_files,
@@ -80,8 +81,7 @@ def test_a_data_file_changed_in_place_is_refused_not_reused(tmp_path):
     refused = train_cli(args, tmp_path)
     assert_one_line_error(refused, str(run), f"train ({train}): content {before[:8]} -> {after[:8]}")
     assert _files(run) == first
-    status = subprocess.run([sys.executable, "-m", "stability.status", f"runs={out / 'smoke'}"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    status = run_module("stability.status", [f"runs={out / 'smoke'}"], tmp_path, timeout=120)
     assert status.returncode == 0, status.stderr
     assert "not started" in status.stdout and f"train ({train}): content" in status.stdout
 

@@ -8,9 +8,9 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 from helpers import assert_one_line_error, builtin_release, folder_files
 
@@ -30,8 +30,7 @@ QUICK = ["experiment=smoke", "seed=0", "data.max_train_samples=32", "trainer.max
 def _cli(command: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """`nli-stability COMMAND ARGS` as a user runs it."""
     env = {key: value for key, value in os.environ.items() if key != "NLI_STABILITY_TRACEBACK"}
-    return subprocess.run([sys.executable, "-m", "stability", command, *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return run_module("stability", [command, *args], cwd, env=env)
 
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import datasets
 import pytest
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value, load_dataset_builder
+from forked_cli import run_module
 from helpers import assert_one_line_error, runs, train_cli
 
 from stability.core.errors import UserError
@@ -161,8 +160,8 @@ def test_a_translate_train_smoke_sweep_records_its_setup_and_extra_set(tmp_path)
     assert "xnli-test acc" in table[1] and "xnli-test MCC" in table[1]
     assert table[3].split()[-2:] == [f"{scores['accuracy']:.4f}", f"{scores['mcc']:.4f}"]
 
-    report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={out / 'smoke'}", f"out={tmp_path / 'r'}",
-                             "figures=false", "calibration_sims=0"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    report = run_module("stability.report", [f"runs={out / 'smoke'}", f"out={tmp_path / 'r'}", "figures=false",
+                                             "calibration_sims=0"], tmp_path)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     section = text.split("## Extra evaluation sets")[1].split("\n## ")[0]

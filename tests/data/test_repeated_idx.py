@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
@@ -43,8 +44,7 @@ def diag(tmp_path: Path) -> Path:
 def cli(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     env.pop("NLI_STABILITY_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return run_module(module, args, cwd, env=env)
 
 
 def test_jsonl_reader_names_both_file_lines(diag):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
+from forked_cli import run_module
 from helpers import train_cli
 from stability.core.config import compose_config
 from stability.core.errors import UserError
@@ -155,9 +155,6 @@ def test_a_validation_set_set_on_the_command_line_is_the_variant_val_name():
 
 
 def test_the_documented_sick_preset_composes_to_the_three_splits(tmp_path):
-    import subprocess
-    import sys
-
     import yaml
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "data-and-formats.md").read_text(encoding="utf-8")
@@ -166,9 +163,8 @@ def test_the_documented_sick_preset_composes_to_the_three_splits(tmp_path):
     (tmp_path / "configs" / "experiment").mkdir(parents=True)
     (tmp_path / "configs" / "experiment" / "sick.yaml").write_text(
         preset.replace("/data/sick/SICK.txt", str(sick)), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "stability.train", f"hydra.searchpath=[file://{tmp_path / 'configs'}]",
-                             "experiment=sick", "lang=en", "--cfg", "job"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=300)
+    result = run_module("stability.train", [f"hydra.searchpath=[file://{tmp_path / 'configs'}]", "experiment=sick",
+                                            "lang=en", "--cfg", "job"], tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
     data = yaml.safe_load(result.stdout)["data"]
     for node, split in ((data["train_set"], "TRAIN"), (data["validation_set"], "TRIAL"), (data["extra_eval"][0], "TEST")):

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pandas as pd
 import pytest
 
@@ -150,12 +149,10 @@ def test_config_mode_reads_the_language_files(tmp_path):
 def test_user_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"premise": "a", "hypothesis": "b", "label": "maybe"}\n')
-    done = subprocess.run([sys.executable, "-m", "stability.dataqa", "lang=fr", files(bad)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_module("stability.dataqa", ["lang=fr", files(bad)], tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "bad.jsonl:1: unknown label 'maybe'" in done.stderr and "fix:" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "stability.dataqa", "lang=sv", f"data.root={tmp_path}"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_module("stability.dataqa", ["lang=sv", f"data.root={tmp_path}"], tmp_path)
     assert done.returncode == 2 and "missing Swedish files" in done.stderr and done.stderr.count("\n") == 1
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
@@ -77,8 +78,7 @@ def test_a_fused_sweep_writes_run_folders_as_solo_runs_do_that_report_and_status
                  "calibration_sims=0"])
     summary = pd.read_csv(tmp_path / "report" / "summary.csv")
     assert summary["variant"].unique().tolist() == [VARIANT] and summary["n_seeds"].unique().tolist() == [3]
-    status = subprocess.run([sys.executable, "-m", "stability", "status", f"runs={fused_sweep}"], capture_output=True,
-                            text=True, timeout=300)
+    status = run_module("stability", ["status", f"runs={fused_sweep}"], Path.cwd(), timeout=300)
     assert status.returncode == 0, status.stderr
     assert [line.split()[:2] for line in status.stdout.splitlines() if "/seed" in line] == \
         [[f"en/rte/{VARIANT}/seed{seed}", "done"] for seed in range(3)]

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 
 N_HIDDEN_LAYERS = 3
@@ -24,5 +24,4 @@ def probe_cli(args: list[str], cwd: Path, timeout: int = 1800) -> subprocess.Com
     """`python -m probing ARGS` as a user runs it (offline, short errors)."""
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "HF_HUB_OFFLINE": "1"}
     env.pop("NLI_STABILITY_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", "probing", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return run_module("probing", args, cwd, env=env, timeout=timeout)

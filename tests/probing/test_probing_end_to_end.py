@@ -1,9 +1,9 @@
 """End to end: a smoke sweep that saved its weights, probed; MiniLM on the French release."""
 from __future__ import annotations
 
-import subprocess
-import sys
+from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
@@ -75,8 +75,8 @@ def test_smoke_sweep_probed_then_reported(tmp_path):
     log = again.stdout + again.stderr
     assert log.count("from the feature cache") == 9 and " encoded" not in log
 
-    report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={out / 'smoke'}", "bootstrap=0",
-                             "figures=false", "calibration_sims=0", f"out={tmp_path / 'report'}"], capture_output=True, text=True)
+    report = run_module("stability.report", [f"runs={out / 'smoke'}", "bootstrap=0", "figures=false",
+                                             "calibration_sims=0", f"out={tmp_path / 'report'}"], Path.cwd())
     assert report.returncode == 0, report.stderr
     section = (tmp_path / "report" / "report.md").read_text(encoding="utf-8").split("## Probing")[1]
     assert section.count(f"| {TUNED} |") == 3 and section.count("| pretrained |") == 3

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 from fnmatch import fnmatch
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +15,8 @@ from report_runs import write_metrics
 from stability.report.cli import main
 
 FAST = ["bootstrap=0", "figures=false", "calibration_sims=0"]
+# enough simulations for the calibration to write every file it writes (what these tests look at), not to be precise
+FEW_SIMS = 40
 SUMMARY_COLUMNS = ["lang", "setup", "variant", "n_seeds", "overall_mcc_mean", "overall_mcc_std", "mean_category_mcc_mean",
                    "mean_category_mcc_std", "rs_corr", "rs_corr_pairs", "rs_corr_skipped"]
 
@@ -145,8 +146,7 @@ def test_missing_path_empty_folder_unknown_setup_exit_2(tmp_path, capsys):
 def test_python_dash_m_reports_user_error(tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text("lang,setup,seed\nfr,rte,0\n")
-    done = subprocess.run([sys.executable, "-m", "stability.report", f"runs={csv}"], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2])
+    done = run_module("stability.report", [f"runs={csv}"], Path(__file__).resolve().parents[2])
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()] and "missing columns: category, mcc" in done.stderr
 
@@ -154,7 +154,7 @@ def test_python_dash_m_reports_user_error(tmp_path):
 @pytest.mark.slow
 def test_figures_for_runs_and_comparison(synthetic_runs, tmp_path):
     out = tmp_path / "figs"
-    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=20", "compare=[rte,rte+mnli10000]")
+    run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=20", "compare=[rte,rte+mnli10000]", "calibration_sims=0")
     names = {path.name for path in out.glob("*.png")}
     assert names == {"heatmap_de_rte.png", "heatmap_de_rte_mnli10000.png", "heatmap_fr_rte.png",
                      "heatmap_fr_rte_mnli10000.png", "heatmap_languages_rte.png",
@@ -203,8 +203,7 @@ def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, caps
 
 @pytest.mark.slow
 def test_help_says_what_it_reads_and_writes():
-    done = subprocess.run([sys.executable, "-m", "stability.report", "--help"], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2])
+    done = run_module("stability.report", ["--help"], Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     for text in ("Reads: runs=", "Writes into out=", "ddof = 1", "docs/reading-the-report.md", "compare=[rte,rte/lr3e-05]",
                  "bootstrap: 1000"):
@@ -231,7 +230,7 @@ def test_the_help_names_every_file_a_report_writes(synthetic_runs, tmp_path, cap
     documents (some need inputs this report lacks: extra sets, suites, seed grids), is on it."""
     out = tmp_path / "report"
     run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=30", "compare=[rte,rte+mnli10000]",
-             "compare_langs=[fr,de]")
+             "compare_langs=[fr,de]", f"calibration_sims={FEW_SIMS}")
     written = {path.name + ("/" if path.is_dir() else "") for path in out.iterdir()}
     assert len(written) > 35 and {"report.md", ".hydra/", "heatmap_fr_rte.png"} <= written
     patterns = _help_patterns(capsys)
@@ -264,7 +263,7 @@ def _documented_columns() -> dict[str, list[str]]:
 def test_every_written_table_has_the_documented_columns(synthetic_runs, tmp_path):
     out = tmp_path / "report"
     run_main(f"runs={synthetic_runs}", f"out={out}", "bootstrap=30", "figures=false", "compare=[rte,rte+mnli10000]",
-             "compare_langs=[fr,de]")
+             "compare_langs=[fr,de]", f"calibration_sims={FEW_SIMS}")
     documented = _documented_columns()
     written = sorted(path.name for path in out.glob("*.csv"))
     assert len(written) == 23

@@ -32,7 +32,8 @@ def _files(folder: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_a_sweep_without_dynamics_gets_the_report_it_got_before_they_existed(synthetic_runs, tmp_path,
                                                                              monkeypatch):
-    options = [f"runs={synthetic_runs}", "bootstrap=30", "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]"]
+    options = [f"runs={synthetic_runs}", "bootstrap=30", "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]",
+               "calibration_sims=40"]
     run_main(*options, f"out={tmp_path / 'now'}")
     monkeypatch.setattr(report_cli, "SECTIONS", tuple(s for s in SECTIONS if s not in DYNAMICS_SECTIONS))
     run_main(*options, f"out={tmp_path / 'before'}")

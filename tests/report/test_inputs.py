@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
@@ -48,8 +47,7 @@ def test_runs_of_one_condition_that_read_other_inputs_are_refused_in_one_line(tm
     run_of(runs, 1, inputs=train(OTHER_TRAIN))
     run_of(runs, 2)                                    # not recorded: matches either
     env = {key: value for key, value in os.environ.items() if key != "NLI_STABILITY_TRACEBACK"}
-    done = subprocess.run([sys.executable, "-m", "stability.cli", "report", f"runs={runs}", *FAST],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = run_module("stability.cli", ["report", f"runs={runs}", *FAST], tmp_path, env=env, timeout=300)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         f"error: {runs}: 3 runs of fr / rte read other inputs: train (fr/train.jsonl) a1b2c3d4 in fr_rte_seed0 vs "

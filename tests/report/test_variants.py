@@ -3,10 +3,9 @@ statistic, and `compare` takes them as conditions. Expected values are worked ou
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
@@ -179,12 +178,11 @@ def test_csv_variant_column_is_optional_and_grouped(tmp_path, capsys):
 def test_learning_rate_sweep_end_to_end(tmp_path):
     """The issue's example: two learning rates × two seeds of the smoke experiment, then the report."""
     repo = Path(__file__).resolve().parents[2]
-    train = subprocess.run([sys.executable, "-m", "stability.train", "experiment=smoke", "seed=0..1",
-                            "trainer.learning_rate=1e-5,3e-5", f"paths.output_dir={tmp_path}"],
-                           cwd=repo, capture_output=True, text=True, timeout=900)
+    train = run_module("stability.train", ["experiment=smoke", "seed=0..1", "trainer.learning_rate=1e-5,3e-5",
+                                           f"paths.output_dir={tmp_path}"], repo, timeout=900)
     assert train.returncode == 0, train.stderr
-    report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={tmp_path / 'smoke'}", "bootstrap=0",
-                             "figures=false", "calibration_sims=0"], cwd=repo, capture_output=True, text=True, timeout=300)
+    report = run_module("stability.report", [f"runs={tmp_path / 'smoke'}", "bootstrap=0", "figures=false",
+                                             "calibration_sims=0"], repo, timeout=300)
     assert report.returncode == 0, report.stderr
     summary = read(tmp_path / "smoke" / "report", "summary.csv")
     assert list(summary["variant"]) == ["lr1e-05", "lr3e-05"] and list(summary["n_seeds"]) == [2, 2]

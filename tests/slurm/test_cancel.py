@@ -1,9 +1,9 @@
 """A sweep cancelled with scancel, then the same command again: only the missing runs run."""
 from __future__ import annotations
 
-import subprocess
-import sys
+from pathlib import Path
 
+from forked_cli import run_module
 from helpers import QUICK, QUICK_VARIANT, runs
 from slurm_helpers import ON_SLURM, finish, start_train, wait_for
 
@@ -34,8 +34,7 @@ def test_cancelled_sweep_rerun_runs_only_the_missing_runs(tmp_path, slurm_env, s
 
     finished = {name: _stamps(RunDir(out / name)) for name in runs(out)}
     assert 0 < len(finished) < 4
-    status = subprocess.run([sys.executable, "-m", "stability.status", f"runs={out / 'smoke'}"], env=slurm_env,
-                            capture_output=True, text=True, timeout=300)
+    status = run_module("stability.status", [f"runs={out / 'smoke'}"], Path.cwd(), env=slurm_env, timeout=300)
     counts = status.stdout.strip().splitlines()[-1]
     assert counts.startswith(f"done {len(finished)} · running 0 · failed 0 · "), status.stdout
 

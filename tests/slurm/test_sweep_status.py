@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 from helpers import QUICK, builtin_release, runs
 from slurm_helpers import ON_SLURM, finish, start_train, wait_for
 
@@ -23,8 +22,7 @@ SWEEP = [*QUICK, "trainer.max_epochs=150", "trainer.patience=150", "data.source=
 
 
 def _status(sweep: Path, env: dict[str, str]) -> str:
-    result = subprocess.run([sys.executable, "-m", "stability.status", f"runs={sweep}"], env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = run_module("stability.status", [f"runs={sweep}"], Path.cwd(), env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

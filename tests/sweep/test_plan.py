@@ -3,10 +3,9 @@ examples and GPU-hours."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 
 from stability.core.config import compose_config
@@ -154,8 +153,7 @@ def test_user_errors_in_process(argv, fragment, capsys):
 
 @pytest.mark.slow
 def test_unknown_experiment_exits_2():
-    result = subprocess.run([sys.executable, "-m", "stability.plan", "experiment=nope"], cwd=REPO,
-                            capture_output=True, text=True, timeout=120)
+    result = run_module("stability.plan", ["experiment=nope"], REPO, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert "unknown experiment 'nope'" in result.stderr and "baseline" in result.stderr

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 from omegaconf import OmegaConf
 
@@ -111,8 +111,7 @@ def test_squeue_decides_where_it_answers(sweep, monkeypatch):
 
 @pytest.mark.slow
 def test_status_command(sweep):
-    result = subprocess.run([sys.executable, "-m", "stability.status", f"runs={sweep}"], capture_output=True,
-                            text=True, timeout=300, cwd=sweep.parent)
+    result = run_module("stability.status", [f"runs={sweep}"], sweep.parent, timeout=300)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == f"Sweep {sweep}: 7 runs"
@@ -122,8 +121,7 @@ def test_status_command(sweep):
 
 
 def test_status_of_a_folder_without_a_sweep(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "stability.status", f"runs={tmp_path}"], capture_output=True,
-                            text=True, timeout=300, cwd=tmp_path)
+    result = run_module("stability.status", [f"runs={tmp_path}"], tmp_path, timeout=300)
     assert result.returncode == 2
     assert result.stderr.strip() == (f"error: {tmp_path}: no multirun.yaml: not the folder of a sweep "
                                      "(fix: pass the experiment folder a sweep wrote, e.g. runs=outputs/smoke)")

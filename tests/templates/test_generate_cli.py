@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
+from forked_cli import run_module
 import pytest
 
 from stability.core.config import compose_config
@@ -17,8 +17,7 @@ from stability.data.loading import load_run_data
 def generate(*args: str, cwd) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("NLI_STABILITY_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", "stability.generate", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_module("stability.generate", list(args), cwd, env=env, timeout=120)
 
 
 def test_generate_writes_the_diagnostic_format(tmp_path):

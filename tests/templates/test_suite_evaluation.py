@@ -2,10 +2,9 @@
 report's per-template / per-feature accuracy table."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 
+from forked_cli import run_module
 import pytest
 from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 
@@ -29,8 +28,8 @@ def test_smoke_run_on_a_generated_suite_and_its_report(tmp_path):
     assert Counter(item["template"] for item in items)["negation.entailed"] == 4
     assert all(set(item["features"]) <= {"name.GENDER", "name1.GENDER", "name2.GENDER"} for item in items)
 
-    report = subprocess.run([sys.executable, "-m", "stability.report", f"runs={out}", "bootstrap=20",
-                             "figures=false", "calibration_sims=0"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    report = run_module("stability.report", [f"runs={out}", "bootstrap=20", "figures=false", "calibration_sims=0"],
+                        tmp_path, timeout=300)
     assert report.returncode == 0, report.stderr
     folder = out / "report"
     text = (folder / "report.md").read_text(encoding="utf-8")

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
+from forked_cli import run_module
 import pytest
 
 from stability.core.config import compose_config
@@ -95,12 +95,10 @@ def offline_runs(tmp_path_factory) -> dict[int, dict]:
            "WANDB_CONFIG_DIR": str(tmp / "config"), "WANDB_CACHE_DIR": str(tmp / "cache"),
            "WANDB_DATA_DIR": str(tmp / "data"), "NLI_STABILITY_CACHE": str(tmp / "nli_cache")}
     env.pop("WANDB_API_KEY", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "stability.train", "model=tiny", "trainer=mosbach", "logger=wandb",
-         "data.source=builtin",
-         "lang=fr", "seed=0..1", "trainer.max_epochs=2", "trainer.patience=2", "trainer.dynamics=true",
-         f"paths.output_dir={tmp / 'out'}"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    result = run_module("stability.train", [
+        "model=tiny", "trainer=mosbach", "logger=wandb", "data.source=builtin", "lang=fr", "seed=0..1",
+        "trainer.max_epochs=2", "trainer.patience=2", "trainer.dynamics=true", f"paths.output_dir={tmp / 'out'}"],
+        REPO, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     run_dirs = sorted((tmp / "wandb_dir" / "wandb").glob("offline-run-*"))
     assert len(run_dirs) == 2
