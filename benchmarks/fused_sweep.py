@@ -4,7 +4,7 @@ request).
 
     python benchmarks/fused_sweep.py [--device cuda|cpu] [--shape mbert|small] [--ks 1 2 4 8 16]
                                      [--steps 30] [--warmup 3] [--samples 1000] [--attention sdpa eager]
-                                     [--precisions fp32 bf16] [--json FILE]
+                                     [--precisions fp32 bf16] [--graphs] [--bucket 32] [--json FILE]
 
 The model is `packed_sweep.py`'s: BERT-base's shape with mBERT's vocabulary size and random
 weights, saved once as a local checkpoint and loaded as a run loads mBERT (`--shape small`: 2
@@ -24,7 +24,12 @@ each, after `--warmup` untimed steps:
 - fused: the K seeds as one `stability.finetune.fused.FusedMembers`, each member on its own
   seed's batches, padded to a common width per step;
 - fused-aligned (K > 1): the same, each member's batches in the order `trainer.fuse_align_lengths=true`
-  gives them (`batching.aligned_orders`: aligned by width across the members), so less is padding.
+  gives them (`batching.aligned_orders`: aligned by width across the members), so less is padding;
+- fused-graphs (`--graphs`): the fused arm with the members' forward and backward compiled
+  (`torch.compile`, static shapes: each step padded to a multiple of `--bucket` tokens), as CUDA
+  graphs on a GPU (`mode="reduce-overhead"`: a step replays its graph in one launch, where the
+  time of small batches goes to launching kernels one by one); on a CPU, inductor's code without
+  graphs. The engine compiles nothing: this arm measures whether it should.
 
 Per arm: training examples/s (K x steps x batch size over the timed wall time), the study's runs
 per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
@@ -78,6 +83,8 @@ PRECISIONS = {"fp32": "no", "bf16": "bf16"}
 ALIGNED = "fused-aligned"
 # the K solo seeds as K processes on one device
 PACKED = "packed"
+# the fused arm compiled with static, width-bucketed shapes (CUDA graphs on a GPU)
+GRAPHS = "fused-graphs"
 # a run of the study's recipe (jiant: 7,000 steps of batch 4)
 STUDY_RUN_EXAMPLES = 28_000
 
@@ -217,10 +224,23 @@ def packed_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args:
             sum(t.stepped for t in timed))
 
 
+def bucketed(batch: dict[str, torch.Tensor], bucket: int, pad_id: int) -> dict[str, torch.Tensor]:
+    """A fused step's batch (members × rows × width) padded further to the next multiple of `bucket`
+    tokens: few distinct shapes, each compiled once."""
+    width = batch["input_ids"].shape[-1]
+    extra = -width % bucket
+    fill = {"input_ids": pad_id, "token_type_ids": 0, "attention_mask": 0}
+    return {key: torch.nn.functional.pad(value, (0, extra), value=fill[key]) if key in fill else value
+            for key, value in batch.items()}
+
+
 def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
-              device: torch.device, aligned: bool = False) -> tuple[float, int, int]:
+              device: torch.device, aligned: bool = False, graphs: bool = False) -> tuple[float, int, int]:
     """The seeds as one FusedMembers, each member on its own seed's batches (`aligned`: in orders aligned
-    by width)."""
+    by width). `graphs`: the members' forward and backward compiled with static shapes, the batches
+    padded to width buckets of `--bucket` tokens, with `mode="reduce-overhead"` on a GPU (each step
+    replays CUDA graphs, one launch instead of one per kernel) and inductor's default on a CPU (no
+    graphs there); every bucket the timed steps use is compiled before the timing."""
     members = build_members(settings.model, tokenizer, settings.trainer, seeds)
     for member in members:
         member.set_attn_implementation(args.current_attention)
@@ -230,20 +250,32 @@ def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: 
               else [step_batches(split, settings.trainer.batch_size, seed, steps) for seed in seeds])
     fused = FusedMembers(members, settings.trainer, len(orders[0]))
     fused.train()
+    compile_first: list[int] = []
+    if graphs:
+        torch._dynamo.reset()     # each arm compiles its own members
+        # what the model's first forward sets, set before the capture so that it is not captured twice
+        fused._base.config.problem_type = "single_label_classification"
+        fused.members_forward = torch.compile(fused.members_forward, dynamic=False,
+                                              mode="reduce-overhead" if device.type == "cuda" else None)
+        buckets = [-(-max(int(split.lengths[order[i]].max()) for order in orders) // args.bucket) for i in range(steps)]
+        compile_first = [buckets.index(bucket) for bucket in dict.fromkeys(buckets[args.warmup:])]
 
     def step(i: int) -> tuple[int, int]:
-        batch = {key: value.to(device) for key, value in
-                 collate_members(split, [order[i] for order in orders], tokenizer.pad_token_id).items()}
+        batch = collate_members(split, [order[i] for order in orders], tokenizer.pad_token_id)
+        if graphs:
+            batch = bucketed(batch, args.bucket, tokenizer.pad_token_id)
+        batch = {key: value.to(device) for key, value in batch.items()}
         fused.step(batch)
         return int(batch["attention_mask"].sum()), batch["attention_mask"].numel()
 
-    timed = _timed_steps(step, args.warmup, args.steps, device)
+    timed = _timed_steps(step, args.warmup, args.steps, device, lambda: [step(i) for i in compile_first])
     return timed.ended - timed.started, timed.real, timed.stepped
 
 
 def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
             device: torch.device, parameters: int, peak: float) -> Arm:
-    arm = {"solo": solo_arm, PACKED: packed_arm}.get(engine) or partial(fused_arm, aligned=engine == ALIGNED)
+    arm = {"solo": solo_arm, PACKED: packed_arm}.get(engine) or partial(fused_arm, aligned=engine == ALIGNED,
+                                                                        graphs=engine == GRAPHS)
     at_precision = replace(settings, trainer=replace(settings.trainer, mixed_precision=PRECISIONS[precision]))
     seconds, real, stepped = arm(at_precision, tokenizer, split, list(range(members)), args, device)
     examples = members * args.steps * settings.trainer.batch_size
@@ -280,12 +312,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--attention", nargs="+", choices=("sdpa", "eager"), default=["sdpa"])
     parser.add_argument("--precisions", nargs="+", choices=tuple(PRECISIONS), default=["fp32"])
+    parser.add_argument("--graphs", action="store_true",
+                        help=f"also the {GRAPHS} arm: the fused step compiled (CUDA graphs on a GPU)")
+    parser.add_argument("--bucket", type=int, default=32, help=f"the {GRAPHS} arm's width buckets, in tokens")
     parser.add_argument("--json", type=Path, default=None, help="also write every figure to this file")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch sees no CUDA device here; pass --device cpu")
-    if min(args.ks) < 1 or args.steps < 1 or args.warmup < 0:
-        parser.error("--ks and --steps must be at least 1, --warmup at least 0")
+    if min(args.ks) < 1 or args.steps < 1 or args.warmup < 0 or args.bucket < 1:
+        parser.error("--ks, --steps and --bucket must be at least 1, --warmup at least 0")
     transformers.logging.set_verbosity_error()    # each solo model's load report
     device = torch.device(args.device)
     name = torch.cuda.get_device_name() if args.device == "cuda" else f"CPU, {len(os.sched_getaffinity(0))} cores"
@@ -311,7 +346,8 @@ def main() -> None:
         for precision, attention in itertools.product(args.precisions, args.attention):
             args.current_attention = attention
             for members in args.ks:
-                for engine in ("solo", PACKED, "fused", ALIGNED) if members > 1 else ("solo", "fused"):
+                engines = ["solo", PACKED, "fused", ALIGNED] if members > 1 else ["solo", "fused"]
+                for engine in engines + [GRAPHS] * args.graphs:
                     arm = measure(engine, precision, settings, tokenizer, split, members, args, device, parameters,
                                   peaks[precision])
                     arms.append(arm)

@@ -163,14 +163,20 @@ class FusedMembers:
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Each member's loss (K) and logits (K × batch × labels) on its own batch (`collate_members`)."""
         inputs = self._with_built_mask(batch)
+        with self._autocast:
+            losses, logits = self.members_forward(self.params, self.buffers, inputs)
+        return losses.float(), logits.float()
 
-        def member(params, buffers, member_inputs):
-            output = functional_call(self._base, (params, buffers), (), member_inputs)
+    def members_forward(self, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor],
+                        inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The stacked members' losses and logits on their stacked inputs, the mask built: one vmap over
+        the members, each with its own dropout masks. A function of tensors only, so that it can be
+        compiled as a whole (benchmarks/fused_sweep.py's `fused-graphs` arm)."""
+        def member(member_params, member_buffers, member_inputs):
+            output = functional_call(self._base, (member_params, member_buffers), (), member_inputs)
             return output.loss, output.logits
 
-        with self._autocast:
-            losses, logits = vmap(member, randomness="different")(self.params, self.buffers, inputs)
-        return losses.float(), logits.float()
+        return vmap(member, randomness="different")(params, buffers, inputs)
 
     def _with_built_mask(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """`batch` with its attention mask replaced by the one the model takes (`_attention_mask`), or

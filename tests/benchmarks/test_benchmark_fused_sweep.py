@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from stability.finetune.encoding import EncodedSplit
 
@@ -84,8 +86,37 @@ def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     assert re.search(r"matmul peak fp32 [\d.]+ TFLOP/s, bf16 [\d.]+ TFLOP/s; load average [\d.]+\n", done.stdout)
 
 
+def test_bucketed_pads_every_member_to_the_next_multiple_of_the_bucket():
+    batch = {"input_ids": torch.ones(2, 3, 33, dtype=torch.long), "token_type_ids": torch.ones(2, 3, 33, dtype=torch.long),
+             "attention_mask": torch.ones(2, 3, 33, dtype=torch.long), "labels": torch.zeros(2, 3, dtype=torch.long)}
+    padded = fused_sweep.bucketed(batch, 32, pad_id=7)
+    assert padded["input_ids"].shape == (2, 3, 64) and padded["labels"] is batch["labels"]
+    assert (padded["input_ids"][..., 33:] == 7).all() and (padded["attention_mask"][..., 33:] == 0).all()
+    assert (padded["token_type_ids"][..., 33:] == 0).all() and torch.equal(padded["input_ids"][..., :33], batch["input_ids"])
+    assert fused_sweep.bucketed(padded, 32, pad_id=7)["input_ids"].shape == (2, 3, 64)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="torch.compile on a CPU builds C++: no g++ here")
+def test_the_graphs_arm_compiles_the_fused_step_and_pads_to_its_buckets(tmp_path):
+    figures = tmp_path / "figures.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--samples", "32",
+                           "--steps", "3", "--warmup", "1", "--ks", "2", "--graphs", "--bucket", "64",
+                           "--json", str(figures)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    arms = {arm["engine"]: arm for arm in json.loads(figures.read_text())["arms"]}
+    assert set(arms) == {"solo", "packed", "fused", "fused-aligned", "fused-graphs"}
+    graphs = arms["fused-graphs"]
+    assert graphs["examples"] == 2 * 3 * 4 and graphs["examples_per_second"] > 0
+    # the same steps' real tokens, each step padded further to a multiple of 64
+    assert graphs["mfu"] / graphs["examples_per_second"] == pytest.approx(
+        arms["fused"]["mfu"] / arms["fused"]["examples_per_second"], rel=1e-6)
+    assert graphs["padding_share"] > arms["fused"]["padding_share"]
+    assert "| fp32 | sdpa | 2 | fused-graphs |" in done.stdout
+
+
 def test_wrong_arguments_are_refused_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--ks", "0", "2"],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2
-    assert "--ks and --steps must be at least 1" in done.stderr.splitlines()[-1]
+    assert "--ks, --steps and --bucket must be at least 1" in done.stderr.splitlines()[-1]
