@@ -4,7 +4,8 @@ request).
 
     python benchmarks/fused_sweep.py [--device cuda|cpu] [--shape mbert|small] [--ks 1 2 4 8 16]
                                      [--steps 30] [--warmup 3] [--samples 1000] [--attention sdpa eager]
-                                     [--precisions fp32 bf16] [--graphs] [--bucket 32] [--json FILE]
+                                     [--precisions fp32 bf16] [--graphs] [--bucket 32]
+                                     [--compile-backend inductor|aot_eager] [--json FILE]
 
 The model is `packed_sweep.py`'s: BERT-base's shape with mBERT's vocabulary size and random
 weights, saved once as a local checkpoint and loaded as a run loads mBERT (`--shape small`: 2
@@ -29,7 +30,8 @@ each, after `--warmup` untimed steps:
   (`torch.compile`, static shapes: each step padded to a multiple of `--bucket` tokens), as CUDA
   graphs on a GPU (`mode="reduce-overhead"`: a step replays its graph in one launch, where the
   time of small batches goes to launching kernels one by one); on a CPU, inductor's code without
-  graphs. The engine compiles nothing: this arm measures whether it should.
+  graphs (`--compile-backend aot_eager`: the capture alone, no code generated). The engine
+  compiles nothing: this arm measures whether it should.
 
 Per arm: training examples/s (K x steps x batch size over the timed wall time), the study's runs
 per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
@@ -255,8 +257,10 @@ def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: 
         torch._dynamo.reset()     # each arm compiles its own members
         # what the model's first forward sets, set before the capture so that it is not captured twice
         fused._base.config.problem_type = "single_label_classification"
-        fused.members_forward = torch.compile(fused.members_forward, dynamic=False,
-                                              mode="reduce-overhead" if device.type == "cuda" else None)
+        graphed = args.compile_backend == "inductor" and device.type == "cuda"
+        fused.members_forward = torch.compile(fused.members_forward, backend=args.compile_backend, fullgraph=True,
+                                              dynamic=False,
+                                              mode="reduce-overhead" if graphed else None)
         buckets = [-(-max(int(split.lengths[order[i]].max()) for order in orders) // args.bucket) for i in range(steps)]
         compile_first = [buckets.index(bucket) for bucket in dict.fromkeys(buckets[args.warmup:])]
 
@@ -315,6 +319,9 @@ def main() -> None:
     parser.add_argument("--graphs", action="store_true",
                         help=f"also the {GRAPHS} arm: the fused step compiled (CUDA graphs on a GPU)")
     parser.add_argument("--bucket", type=int, default=32, help=f"the {GRAPHS} arm's width buckets, in tokens")
+    parser.add_argument("--compile-backend", choices=("inductor", "aot_eager"), default="inductor",
+                        help=f"the {GRAPHS} arm's torch.compile backend: inductor (generated kernels, CUDA graphs "
+                             "on a GPU) or aot_eager (the same capture, no code generated: seconds, for the tests)")
     parser.add_argument("--json", type=Path, default=None, help="also write every figure to this file")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():

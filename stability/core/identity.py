@@ -234,16 +234,29 @@ def _experiment_overrides(choices: Mapping[str, str], searchpath: tuple[str, ...
     return overrides
 
 
+# the configs composed from exactly these overrides, by (config name, overrides): one composition per
+# experiment and group choices in a process, not one per job
+_COMPOSED: dict[tuple[str, tuple[str, ...]], DictConfig] = {}
+
+
+def remember_composition(config_name: str, overrides: tuple[str, ...], cfg: DictConfig) -> None:
+    """Keep `cfg`, composed with its `hydra` node from the project's configs and exactly `overrides`,
+    and left unchanged: a command whose base config is its experiment's defaults (the common
+    `experiment=X ...`) then composes them once, not twice."""
+    _COMPOSED.setdefault((config_name, overrides), cfg)
+
+
 @functools.lru_cache(maxsize=64)
 def _composed_defaults(config_name: str, overrides: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]]:
     """Leaves and group choices of a config composed from these overrides only (cached: one
-    composition per experiment and group choices, not one per job)."""
+    composition per experiment and group choices, not one per job; none where the command kept it)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    if GlobalHydra.instance().is_initialized():      # inside a Hydra job or a compose context
+    cfg = _COMPOSED.get((config_name, overrides))
+    if cfg is None and GlobalHydra.instance().is_initialized():      # inside a Hydra job or a compose context
         cfg = compose(config_name, overrides=list(overrides), return_hydra_config=True)
-    else:
+    elif cfg is None:
         with initialize_config_dir(config_dir=str(Path(CONF_DIR)), version_base="1.3"):
             cfg = compose(config_name, overrides=list(overrides), return_hydra_config=True)
     return _leaves(cfg), _choices(cfg.hydra)

@@ -35,6 +35,7 @@ from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
 from stability.core.errors import UserError, first_line
+from stability.core.identity import remember_composition
 from stability.core.interrupts import deferred, raise_if_interrupted
 from stability.core.overrides import (CHECKED_FLAGS, MAX_JOBS, MULTIRUN_FLAGS, PRINT_FLAGS, group_options,
                                       prepare_argv, split_flags, user_config_dirs)
@@ -155,6 +156,8 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
             fixed = [o for o in task if not o.is_sweep_override()]
             groups = tuple(o.input_line for o in fixed if _is_group(o, config_dirs))
             base = compose(config_name, overrides=hydra_lines + list(groups), return_hydra_config=True)
+            if conf_dir == CONF_DIR and not hydra_lines:      # the run variant's defaults, where they are these
+                remember_composition(config_name, groups, base)
             master = copy.deepcopy(base)
             ConfigLoaderImpl._apply_overrides_to_config([o for o in fixed if not _is_group(o, config_dirs)], master)
             multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
