@@ -12,9 +12,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
 import yaml
+from forked_cli import run_module
 
 from stability.core.runrecord import iter_runs
 from stability.data.sources import BUILTIN_DIR

@@ -13,9 +13,9 @@ import json
 import math
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
 import pytest
+from forked_cli import run_module
 from scipy import stats
 
 from helpers import assert_one_line_error, train_cli

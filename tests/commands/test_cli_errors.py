@@ -6,8 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 from helpers import assert_one_line_error
 
 from stability.core.config import CONF_DIR

@@ -7,9 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-from forked_cli import run_module
 import pandas as pd
 import pytest
+from forked_cli import run_module
 from helpers import QUICK, QUICK_VARIANT, assert_one_line_error, front_door
 
 from stability.cli import COMMANDS, PROGRAM

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from forked_cli import run_module
 import pandas as pd
 import pytest
+from forked_cli import run_module
 from helpers import QUICK, assert_one_line_error, builtin_release, interrupt_when, interruptible
 from omegaconf import OmegaConf
 

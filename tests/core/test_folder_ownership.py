@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 from helpers import QUICK, QUICK_VARIANT
 
 from stability import cli

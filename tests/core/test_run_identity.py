@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 
 from helpers import (QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, folder_files,
                       interruptible, train_cli)

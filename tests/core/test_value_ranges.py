@@ -10,8 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 from helpers import assert_one_line_error, builtin_release, folder_files
 
 from stability.core import jobs, overrides

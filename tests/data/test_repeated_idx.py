@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
+from forked_cli import run_module
 from helpers import assert_one_line_error, builtin_release, train_cli
 
 from probing.data import load_diagnostic

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from forked_cli import run_module
 import pandas as pd
 import pytest
+from forked_cli import run_module
 
 from stability.core.qaflags import read_flags
 from stability.dataqa.cli import main

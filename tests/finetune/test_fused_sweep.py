@@ -10,11 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from forked_cli import run_module
 from helpers import (QUICK, assert_one_line_error, assert_report_refuses, predictions, runs, saved_model_probabilities,
                      train_cli)
 

@@ -5,8 +5,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
+from forked_cli import run_module
 
 N_HIDDEN_LAYERS = 3
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
+from forked_cli import run_module
 from helpers import QUICK, QUICK_VARIANT, train_cli
 from probe_helpers import probe_cli
 

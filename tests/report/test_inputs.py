@@ -6,10 +6,10 @@ import json
 import os
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
+from forked_cli import run_module
 from report_runs import write_metrics
 
 from stability.report.cli import main

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from forked_cli import run_module
 import numpy as np
 import pandas as pd
 import pytest
+from forked_cli import run_module
 
 from stability.core.identity import run_subdir
 from stability.core.runrecord import Prediction, RunDir, RunRecord

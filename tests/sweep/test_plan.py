@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 
 from stability.core.config import compose_config
 from stability.core.languages import language, language_codes

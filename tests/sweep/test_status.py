@@ -10,8 +10,8 @@ import socket
 import subprocess
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 from omegaconf import OmegaConf
 
 from stability.core.jobrecord import JobRecord, write_job_record

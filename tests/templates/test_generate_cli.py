@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 
 from stability.core.taxonomy import FINE_CATEGORIES

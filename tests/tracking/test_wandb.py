@@ -7,8 +7,8 @@ import struct
 import sys
 from pathlib import Path
 
-from forked_cli import run_module
 import pytest
+from forked_cli import run_module
 
 from stability.core.config import compose_config
 from stability.core.errors import UserError
