@@ -70,6 +70,7 @@ ALIASES = {
     # the engine (`finetune.fused_run`): a fused seed is another computation than its solo run
     "trainer.fuse_seeds": "fused",
     "trainer.fuse_align_lengths": "aligned",
+    "trainer.freeze_embeddings": "frozenemb",
     "model.dropout": "dropout",
     "data.max_length": "maxlen",
     "data.max_train_samples": "ntrain",
@@ -85,6 +86,9 @@ _NLI_SET_KEYS = tuple(f.name for f in dataclasses.fields(NliSet))
 IDENTITY_KEYS = ("experiment_name", "lang", "seed", "seed_init", "seed_order", "setup", "variant", "out",
                  "data.mnli.n_samples", "data.mnli.feature", "data.mnli.presence",
                  "data.diagnostic", "data.suite",
+                 # the setup says that the run is scored in other languages (`rte@en`); which ones
+                 # changes what it records, not what it learns (`core.runmatch`: recorded again)
+                 "data.eval_langs",
                  # named in the setup (`<train_set.name>`, `rte+<mix.name><N>`): the name stands
                  # for the dataset, so two datasets mixed under one name would share a folder
                  "data.train_set", "data.mix.n_samples", *(f"data.mix.{key}" for key in _NLI_SET_KEYS),

@@ -9,7 +9,8 @@ command refuses, naming the config keys and the input contents that differ
   its inputs, equal content hashes role by role. A run written before inputs were recorded
   (schema < 4) matches on its config alone; an input whose content could not be resolved (a Hub
   model not yet cached) is not compared.
-- *record more*: the only difference is what is scored after training (`data.extra_eval`), or
+- *record more*: the only difference is what is scored after training (`data.extra_eval`,
+  `data.eval_langs`), or
   weights (`trainer.save_model=true`) or training dynamics (`trainer.dynamics=true`) are asked
   for and the run has none.
 - *other*: anything else differs.
@@ -28,11 +29,14 @@ from typing import Any, Iterator, Mapping
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
-from stability.core.runrecord import RunDir, config_fingerprint, config_fingerprints, semantic_config
+from stability.core.runrecord import (EVAL_LANG_ROLE, RunDir, config_fingerprint, config_fingerprints,
+                                      semantic_config)
 
 ABSENT, SAME, RECORD_MORE, OTHER = "absent", "same", "record more", "other"
 # keys whose change adds to what a run records after training, not to what it learns
-_RECORDED_ONLY = ("data.extra_eval",)
+_RECORDED_ONLY = ("data.extra_eval", "data.eval_langs")
+# the input roles of what is scored after training: extra evaluation sets, other languages' diagnostic sets
+_RECORDED_ONLY_ROLES = ("extra:", EVAL_LANG_ROLE)
 _SHORT = 8
 
 Inputs = Mapping[str, Mapping[str, str]]
@@ -70,7 +74,7 @@ def judge(run: RunDir, composed: DictConfig, inputs: Inputs, needs_model: bool =
         lacking = (needs_model and not run.has_model()) or (needs_dynamics and not run.has_dynamics())
         return Verdict(RECORD_MORE) if lacking else Verdict(SAME)
     if keys and all(key.startswith(_RECORDED_ONLY) for key in keys) and \
-            all(role.startswith("extra:") for role, _ in contents):
+            all(role.startswith(_RECORDED_ONLY_ROLES) for role, _ in contents):
         return Verdict(RECORD_MORE)
     return Verdict(OTHER, tuple(line for _, line in contents) + tuple(keys))
 

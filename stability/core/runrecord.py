@@ -16,7 +16,10 @@ counted as such by the report). Schema 5 adds `precision`, what the run trained 
 either); an older record ran its config's `trainer.mixed_precision` (`RunDir.precision`). Schema 6
 adds the `engine` that trained the run, `solo` or `fused<K>` (`trainer.fuse_seeds=K`), and a fused
 run's `fused_with`, the seeds of its group; an older record ran solo, the only engine then
-(`RunDir.engine`). Any
+(`RunDir.engine`). Schema 7 adds `eval_langs`, the run's scores on other languages' diagnostic
+sets (`data.eval_langs`) by language code, each with the fields of its own language's scores, and
+their per-item predictions in `eval_langs/<code>.jsonl`; an older record was scored in its own
+language only (`RunRecord.scored_in` gives the record as the run scored in one language). Any
 other version is a user error rather than a silent misreading (code that reads schema 1 only
 would pool variants).
 
@@ -54,10 +57,12 @@ from stability.core.atomic import atomic_path, atomic_write_jsonl, atomic_write_
 from stability.core.errors import UserError, first_line
 from stability.core.taxonomy import FINE_CATEGORIES
 
-SCHEMA_VERSION = 6
-_KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6)
+SCHEMA_VERSION = 7
+_KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6, 7)
 _METRICS_FILE = "metrics.json"
 _PREDICTIONS_FILE = "predictions.jsonl"
+# the predictions on other languages' diagnostic sets (`data.eval_langs`): `eval_langs/<code>.jsonl`
+_EVAL_LANGS_DIR = "eval_langs"
 _TRAIN_LOG_FILE = "train_log.jsonl"
 _CONFIG_FILE = "config.yaml"
 _CHECKPOINT = Path("checkpoint") / "last.pt"
@@ -81,7 +86,8 @@ RESERVED_DIRS = (_STAGING_DIR, _REPLACED_DIR)
 # name other tools use too
 _OWN_NAMES = (_TRAIN_LOG_FILE, _LOCK_FILE, _STAGING_DIR)
 # what makes up a run (moved together when a rerun replaces it); metrics.json marks it finished
-_RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR, _DYNAMICS_DIR)
+_RUN_FILES = (_METRICS_FILE, _PREDICTIONS_FILE, _EVAL_LANGS_DIR, _TRAIN_LOG_FILE, _CONFIG_FILE, _MODEL_DIR,
+              _DYNAMICS_DIR)
 # the training job's own files beside them (Hydra's `.hydra/` and the job's log `train.log`, written
 # where the attempt trains: `core.joboutput`): they describe the run they came with, so they move with it
 _JOB_FILES = (".hydra", "train.log")
@@ -95,13 +101,14 @@ NON_SEMANTIC_KEYS = ("force", "paths", "logger", "trainer.save_model", "trainer.
 # Keys read only when another key says so, left out of the fingerprint otherwise: runs finished
 # before these keys existed keep their fingerprint, and a setting nothing reads changes nothing.
 # data.suite is read only for data.diagnostic=generated; an NLI dataset only once it has a path
-# (train_set, validation_set), a count (mix) or an entry (extra_eval). Extra evaluation sets change no trained
-# weight, but they change what a run records: a run finished without them is run again.
+# (train_set, validation_set), a count (mix) or an entry (extra_eval, eval_langs). Extra evaluation sets and
+# languages change no trained weight, but they change what a run records: a run finished without them is run again.
 _READ_ONLY_WHEN: tuple[tuple[tuple[str, ...], Callable[[DictConfig], bool]], ...] = (
     (("data.diagnostic", "data.suite"), lambda cfg: OmegaConf.select(cfg, "data.diagnostic") is not None),
     (("data.train_set",), lambda cfg: OmegaConf.select(cfg, "data.train_set.path") is not None),
     (("data.mix",), lambda cfg: str(OmegaConf.select(cfg, "data.mix.n_samples", default=0)) != "0"),
     (("data.extra_eval",), lambda cfg: bool(OmegaConf.select(cfg, "data.extra_eval", default=None))),
+    (("data.eval_langs",), lambda cfg: bool(OmegaConf.select(cfg, "data.eval_langs", default=None))),
     (("data.validation_set",), lambda cfg: OmegaConf.select(cfg, "data.validation_set.path") is not None),
     # the warm-up of a linear schedule; the plateau rule's factor and floor once it is on
     (("trainer.warmup_ratio",), lambda cfg: OmegaConf.select(cfg, "trainer.schedule", default="constant") != "constant"),
@@ -116,7 +123,7 @@ OFF_VALUES: dict[str, Any] = {
     "trainer.optimizer": "adamw", "trainer.schedule": "constant", "trainer.lr_patience": None,
     "trainer.eval_every": "epoch", "trainer.reinit_layers": 0, "trainer.layer_lr_decay": 1.0,
     "trainer.mixout": 0.0, "trainer.pretrained_decay": 0.0, "trainer.eval_tokens_per_batch": None,
-    "trainer.fuse_seeds": 1, "trainer.fuse_align_lengths": False,
+    "trainer.fuse_seeds": 1, "trainer.fuse_align_lengths": False, "trainer.freeze_embeddings": False,
 }
 # The same for the keys added to every NLI dataset node (`schemas.nli.NliSet`): a train_set, mix
 # or extra_eval entry at these values reads what it read before they existed.
@@ -134,6 +141,13 @@ _REDO = "run its training command again with force=true, which keeps this run un
 PRECISIONS = {"no": "float32", "fp16": "fp16", "bf16": "bf16"}
 # a record's `engine`: each seed alone, or K seeds fused into one model (`engine_name`)
 SOLO = "solo"
+# a run's scores on one diagnostic set, its own language's or an `eval_langs` language's, each with its
+# value when absent (a record field of the run's own language; an entry of `eval_langs` per other language)
+LANGUAGE_SCORES: dict[str, Any] = {"n_items": None, "overall_mcc": None, "mean_category_mcc": None,
+                                   "category_mcc": {}, "category_n": {}, "coarse_mcc": {}, "coarse_n": {},
+                                   "degenerate": []}
+# the input role of an `eval_langs` language's diagnostic file (`eval:fr`)
+EVAL_LANG_ROLE = "eval:"
 
 
 def engine_name(fuse_seeds: int) -> str:
@@ -247,6 +261,8 @@ class RunRecord:
     degenerate: list[str] = field(default_factory=list)
     # per extra evaluation set: {"accuracy", "mcc", "n_items", "degenerate"} (MCC 0.0 when undefined)
     extra_eval: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per other language scored (`data.eval_langs`, schema 7): the fields of `LANGUAGE_SCORES` on its diagnostic set
+    eval_langs: dict[str, dict[str, Any]] = field(default_factory=dict)
     epochs_trained: int | None = None
     best_epoch: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -272,6 +288,26 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages whose diagnostic sets the run was scored on: its own first."""
+        return (self.lang, *self.eval_langs)
+
+    def scored_in(self, code: str) -> RunRecord:
+        """The record as the run scored in language `code`: its own record for its own language; for
+        an `eval_langs` language, that language's scores in place of its own, its diagnostic input
+        that language's, and no extra evaluation sets (they belong to the run's own row). The run's
+        training (validation accuracy, inputs, engine, ...) is the same in every language."""
+        if code == self.lang:
+            return self
+        scores = self.eval_langs[code]
+        inputs = {role: entry for role, entry in self.inputs.items()
+                  if role != "diagnostic" and not role.startswith(EVAL_LANG_ROLE)}
+        if f"{EVAL_LANG_ROLE}{code}" in self.inputs:
+            inputs["diagnostic"] = self.inputs[f"{EVAL_LANG_ROLE}{code}"]
+        return dataclasses.replace(self, lang=code, extra_eval={}, eval_langs={}, inputs=inputs,
+                                   **{key: scores.get(key, empty) for key, empty in LANGUAGE_SCORES.items()})
 
     @classmethod
     def from_json(cls, data: Any, path: Path, require: Iterable[str] = ()) -> RunRecord:
@@ -363,7 +399,7 @@ class RunDir:
             removed = sorted(path.name for path in self.path.iterdir()) if self.path.is_dir() else []
             shutil.rmtree(self.path, ignore_errors=True)
             return removed
-        names = [_MODEL_DIR, _PREDICTIONS_FILE]
+        names = [_MODEL_DIR, _PREDICTIONS_FILE, _EVAL_LANGS_DIR]
         names += [] if resumed else [_CHECKPOINT.parts[0]]
         names += [] if resumed and dynamics else [_DYNAMICS_DIR]
         removed = [name for name in names if (self.path / name).exists()]
@@ -386,8 +422,15 @@ class RunDir:
         with (self.path / _TRAIN_LOG_FILE).open("a", encoding="utf-8") as handle:
             handle.write(jsonl_text([entry]))
 
-    def write_predictions(self, predictions: Iterable[Prediction]) -> None:
-        atomic_write_jsonl(self.path / _PREDICTIONS_FILE, (p.to_json() for p in predictions))
+    def write_predictions(self, predictions: Iterable[Prediction], scored_in: str | None = None) -> None:
+        """The per-item predictions on the run's own diagnostic set, or (`scored_in`) on that
+        `data.eval_langs` language's."""
+        path = self._predictions_path(scored_in)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_jsonl(path, (p.to_json() for p in predictions))
+
+    def _predictions_path(self, scored_in: str | None) -> Path:
+        return self.path / (_PREDICTIONS_FILE if scored_in is None else f"{_EVAL_LANGS_DIR}/{scored_in}.jsonl")
 
     def write_record(self, record: RunRecord) -> None:
         """Last: its presence marks the run as finished."""
@@ -499,10 +542,11 @@ class RunDir:
             raise UserError(f"unreadable {_METRICS_FILE} ({err})", path=path, fix=_RERUN) from None
         return RunRecord.from_json(data, path, require)
 
-    def read_predictions(self) -> list[Prediction]:
-        """The per-item predictions; empty when the file is absent (records made elsewhere). A repeated
-        idx (a run made before the data readers refused one) is refused: items are keyed by idx."""
-        path = self.path / _PREDICTIONS_FILE
+    def read_predictions(self, scored_in: str | None = None) -> list[Prediction]:
+        """The per-item predictions (on `scored_in`'s diagnostic set, an `eval_langs` language; None: the
+        run's own); empty when the file is absent (records made elsewhere). A repeated idx (a run made
+        before the data readers refused one) is refused: items are keyed by idx."""
+        path = self._predictions_path(scored_in)
         if not path.is_file():
             return []
         rows = []

@@ -3,8 +3,9 @@
 The config names files and datasets by location (`data.root`, `lang.files`, a model folder);
 two runs of one config over different content are different computations. Each input is
 `role -> {"source": where it is read, "sha256": its content}`:
-- data files (the language's train, validation and diagnostic files, MNLI, data files of an
-  NLI dataset): the file's sha256;
+- data files (the language's train, validation and diagnostic files, the other languages'
+  diagnostic files `eval:<code>` of `data.eval_langs`, MNLI, data files of an NLI dataset): the
+  file's sha256;
 - a `save_to_disk` dataset or a local model folder: one hash over its files (for a model, the
   config, weight and tokenizer files);
 - a dataset read from the Hub (through `datasets`' cache): the loaded dataset's own
@@ -20,11 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from stability.core.contenthash import file_hash, files_hash, folder_hash
+from stability.core.runrecord import EVAL_LANG_ROLE
 from stability.core.schemas.data import parse_n_samples
 from stability.core.schemas.model import Model
 from stability.core.schemas.nli import NliSet
 from stability.data.hub import FILE_FORMATS, load_raw, saved_folder
-from stability.data.loading import language_source
+from stability.data.loading import eval_language_source, language_source
 from stability.data.mnli import mnli_source
 from stability.data.sources import DataSettings
 
@@ -56,6 +58,8 @@ def run_inputs(settings: DataSettings, model: Model) -> Inputs:
     else:
         diagnostic = source.path("diagnostic") if data.diagnostic is None else Path(data.diagnostic).expanduser()
         inputs["diagnostic"] = file_input(diagnostic, cache)
+    for other in data.eval_langs:
+        inputs[f"{EVAL_LANG_ROLE}{other}"] = file_input(eval_language_source(settings, other).path("diagnostic"), cache)
     if parse_n_samples(data.mnli.n_samples) != 0:
         inputs["mnli"] = file_input(mnli_source(settings).path("train"), cache)
     if parse_n_samples(data.mix.n_samples, "data.mix.n_samples") != 0:

@@ -1,15 +1,17 @@
 """Assemble one run's data from its typed config: train (the language's split or `data.train_set`,
-plus MNLI or `data.mix` pairs), validation (the language's or `data.validation_set`), diagnostic
-and the extra evaluation sets, each a
+plus MNLI or `data.mix` pairs), validation (the language's or `data.validation_set`), diagnostic,
+the other languages' diagnostic sets (`data.eval_langs`) and the extra evaluation sets, each a
 `datasets.Dataset` of records (`data.container`). `load_run_data` gives the same as `Example`s."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from datasets import Dataset, concatenate_datasets
 
 from stability.core.errors import UserError
+from stability.core.languages import language
 from stability.core.records import Example
 from stability.data.container import first, to_dataset, to_examples
 from stability.data.formats import read_examples
@@ -24,13 +26,15 @@ SPLITS = ("train", "validation", "diagnostic")
 @dataclass
 class RunDatasets:
     """The datasets of one run; `n_added` counts the mixed-in pairs (MNLI or data.mix), `extra`
-    holds the extra evaluation sets by name."""
+    holds the extra evaluation sets by name, `eval_diagnostics` the other languages' diagnostic
+    sets (`data.eval_langs`) by language code."""
 
     train: Dataset
     validation: Dataset
     diagnostic: Dataset
     extra: dict[str, Dataset] = field(default_factory=dict)
     n_added: int = 0
+    eval_diagnostics: dict[str, Dataset] = field(default_factory=dict)
 
 
 @dataclass
@@ -46,17 +50,29 @@ class RunData:
 
 def language_source(settings: DataSettings) -> FileSource:
     """The file source of `settings.lang`, honouring data.source (files | builtin) and data.root."""
-    lang, data = settings.lang, settings.data
+    lang = settings.lang
+    return _source(settings, lang.code, lang.name, lang.files, DownloadSpec.from_config(lang.download))
+
+
+def eval_language_source(settings: DataSettings, code: str) -> FileSource:
+    """The file source of the `data.eval_langs` language `code`: its shipped config's files
+    (`stability/conf/lang/<code>.yaml`), read as the run's own language's are (data.source, data.root)."""
+    facts = language(code)
+    download = facts.download
+    spec = DownloadSpec(download.get("base_url"), dict(download.get("archives") or {}),
+                        dict(download.get("sha256") or {}))
+    return _source(settings, code, facts.name, facts.files, spec,
+                   key=f"files.{{split}} of stability/conf/lang/{code}.yaml")
+
+
+def _source(settings: DataSettings, code: str, name: str, files: Mapping[str, str], download: DownloadSpec,
+            key: str = FileSource.key) -> FileSource:
+    data = settings.data
     if data.source == "builtin":
-        files = {split: f"{lang.code}/{split}.jsonl" for split in SPLITS}
-        return FileSource(f"built-in {lang.code}", files, BUILTIN_DIR, Path(), DownloadSpec())
-    return FileSource(
-        name=lang.name,
-        files=dict(lang.files),
-        root=Path(data.root).expanduser() if data.root else None,
-        cache_dir=downloads_dir(settings.paths),
-        download=DownloadSpec.from_config(lang.download),
-    )
+        return FileSource(f"built-in {code}", {split: f"{code}/{split}.jsonl" for split in SPLITS}, BUILTIN_DIR,
+                          Path(), DownloadSpec(), key)
+    return FileSource(name=name, files=dict(files), root=Path(data.root).expanduser() if data.root else None,
+                      cache_dir=downloads_dir(settings.paths), download=download, key=key)
 
 
 def take_first(examples: list[Example], limit: int | None) -> list[Example]:
@@ -74,7 +90,11 @@ def read_diagnostic(settings: DataSettings, source: FileSource) -> list[Example]
 
         suite = settings.data.suite
         return generate_suite(code, suite.name, suite.n, suite.seed)
-    path = source.path("diagnostic") if choice is None else Path(choice).expanduser()
+    return diagnostic_examples(source.path("diagnostic") if choice is None else Path(choice).expanduser(), code)
+
+
+def diagnostic_examples(path: Path, code: str) -> list[Example]:
+    """The items of a diagnostic file, refused when it has no category fields (no diagnostic set)."""
     examples = read_examples(path, code)
     if not any(example.categories for example in examples):
         raise UserError("the diagnostic file has no category fields", path=path,
@@ -109,9 +129,12 @@ def load_run_datasets(settings: DataSettings) -> RunDatasets:
     added = to_dataset(mnli) if mnli else mix_addition(settings)
     extra = {spec.name: first(load_nli_set(spec, code, f"data.extra_eval.{number}"), data.max_eval_samples)
              for number, spec in enumerate(data.extra_eval)}
+    scored = {other: first(to_dataset(diagnostic_examples(eval_language_source(settings, other).path("diagnostic"),
+                                                          other)), data.max_eval_samples)
+              for other in data.eval_langs}
     return RunDatasets(train=train if added is None else concatenate_datasets([train, added]),
                        validation=validation, diagnostic=diagnostic, extra=extra,
-                       n_added=0 if added is None else len(added))
+                       n_added=0 if added is None else len(added), eval_diagnostics=scored)
 
 
 def load_run_data(settings: DataSettings) -> RunData:

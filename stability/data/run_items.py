@@ -16,19 +16,23 @@ from omegaconf.errors import OmegaConfBaseException
 
 from stability.core.errors import UserError
 from stability.core.runrecord import RunDir
-from stability.data.loading import language_source, read_diagnostic, take_first
+from stability.data.loading import (diagnostic_examples, eval_language_source, language_source, read_diagnostic,
+                                    take_first)
 from stability.data.sources import DownloadSpec
 
 
-def run_diagnostic_records(run_path: Path) -> pd.DataFrame:
+def run_diagnostic_records(run_path: Path, lang: str | None = None) -> pd.DataFrame:
     """One row per diagnostic item of the run (the record fields: idx, premise, hypothesis, label,
-    lang, source, categories, coarse, and template and features for test-suite items). UserError
-    when the run has no config.yaml or its diagnostic set cannot be read here."""
+    lang, source, categories, coarse, and template and features for test-suite items), in its own
+    language or (`lang`) one of its `data.eval_langs`. UserError when the run has no config.yaml or
+    its diagnostic set cannot be read here."""
     config = RunDir(run_path).read_config()
     try:
-        source = language_source(config)
+        other = lang is not None and lang != config.lang.code
+        source = eval_language_source(config, lang) if other else language_source(config)
         local = replace(source, download=DownloadSpec(sha256=source.download.sha256))
-        examples = take_first(read_diagnostic(config, local), config.data.max_eval_samples)
+        examples = diagnostic_examples(local.path("diagnostic"), lang) if other else read_diagnostic(config, local)
+        examples = take_first(examples, config.data.max_eval_samples)
     except OmegaConfBaseException as err:   # a run made by an older version lacks a key read here
         raise UserError(f"{run_path}: its config.yaml does not say where its diagnostic set is "
                         f"({type(err).__name__}: {str(err).splitlines()[0]})",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -13,7 +13,7 @@ from accelerate import Accelerator
 from omegaconf import DictConfig, OmegaConf
 from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
-from stability.core.metrics import accuracy, majority_share, mcc, score_diagnostic
+from stability.core.metrics import DiagnosticScores, accuracy, majority_share, mcc, score_diagnostic
 from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.provenance import environment
 from stability.core.errors import UserError
@@ -21,7 +21,8 @@ from stability.core.identity import group_choices
 from stability.core.jobrecord import utc_now
 from stability.core.records import Example, labels_from_probability
 from stability.core.runmatch import checkpoint_differences, checkpoint_identity, checkpoint_refusal
-from stability.core.runrecord import PRECISIONS, Prediction, RunDir, RunRecord, config_fingerprint, engine_name
+from stability.core.runrecord import (EVAL_LANG_ROLE, PRECISIONS, Prediction, RunDir, RunRecord, config_fingerprint,
+                                      engine_name)
 from stability.core.schemas.train import TrainConfig
 from stability.data.container import texts, to_examples
 from stability.data.loading import RunDatasets, load_run_datasets
@@ -73,9 +74,11 @@ class EncodedData:
 
     data: RunDatasets
     tokenizer: PreTrainedTokenizerFast
-    encoded: dict[str, tuple[EncodedSplit, bool]]   # split name -> (encoded split, read from the cache)
+    # split name (an `eval_langs` language's diagnostic set: `eval:<code>`) -> (encoded split, read from the cache)
+    encoded: dict[str, tuple[EncodedSplit, bool]]
     diagnostic: list[Example]
     seconds: float
+    eval_diagnostics: dict[str, list[Example]] = field(default_factory=dict)   # by language code
 
     @property
     def pad_id(self) -> int:
@@ -89,10 +92,12 @@ def load_encoded(settings: TrainConfig) -> EncodedData:
     cache_dir = Path(settings.paths.cache_dir).expanduser()
     tokenizer = load_tokenizer(settings.model, texts([data.train]), cache_dir)
     key = tokenizer_fingerprint(tokenizer)
-    splits = {"train": data.train, "validation": data.validation, "diagnostic": data.diagnostic, **data.extra}
+    splits = {"train": data.train, "validation": data.validation, "diagnostic": data.diagnostic, **data.extra,
+              **{f"{EVAL_LANG_ROLE}{code}": dataset for code, dataset in data.eval_diagnostics.items()}}
     encoded = {name: encode(dataset, tokenizer, settings.data.max_length, cache_dir, key)
                for name, dataset in splits.items()}
-    return EncodedData(data, tokenizer, encoded, to_examples(data.diagnostic), time.perf_counter() - started)
+    return EncodedData(data, tokenizer, encoded, to_examples(data.diagnostic), time.perf_counter() - started,
+                       {code: to_examples(dataset) for code, dataset in data.eval_diagnostics.items()})
 
 
 def run_name(settings: TrainConfig) -> str:
@@ -180,20 +185,16 @@ def evaluate_and_record(model: PreTrainedModel, settings: TrainConfig, composed:
     main = accelerator.is_main_process
     pad_id = loaded.pad_id
     eval_started = time.perf_counter()
-    diag_split = loaded.encoded["diagnostic"][0]
     diagnostic = loaded.diagnostic
-    prob = predict_diagnostic(model, diag_split, settings.trainer.eval_batch_size, accelerator, pad_id, recorder,
-                              f"[{name}] diagnostic", settings.trainer.eval_tokens_per_batch)
-    pred = labels_from_probability(prob)
-    gold = diag_split.labels.tolist()
-    scores = score_diagnostic(gold, pred.tolist(), [e.categories for e in diagnostic],
-                              [e.coarse for e in diagnostic])
+    scores, predictions = score_diagnostic_set(model, loaded.encoded["diagnostic"][0], diagnostic, settings,
+                                               accelerator, pad_id, recorder, f"[{name}] diagnostic")
+    scored_in = {code: score_diagnostic_set(model, loaded.encoded[f"{EVAL_LANG_ROLE}{code}"][0], examples, settings,
+                                            accelerator, pad_id, None, f"[{name}] diagnostic {code}")
+                 for code, examples in loaded.eval_diagnostics.items()}
     extra = {extra_name: score_extra(model, loaded.encoded[extra_name][0], settings, accelerator, pad_id,
                                      f"[{name}] {extra_name}") for extra_name in loaded.data.extra}
     if not main:
         return None
-    predictions = [Prediction(e.idx, int(g), int(p), float(pr), e.categories, e.template, e.features)
-                   for e, g, p, pr in zip(diagnostic, gold, pred, prob)]
     save_model = settings.trainer.save_model
     if save_model:
         save_weights(accelerator.unwrap_model(model), loaded.tokenizer, run_dir.model_dir)
@@ -205,6 +206,8 @@ def evaluate_and_record(model: PreTrainedModel, settings: TrainConfig, composed:
         n_validation=len(data.validation), n_items=len(diagnostic),
         val_accuracy=result.best_val_accuracy, val_majority=majority_share(loaded.encoded["validation"][0].labels),
         **asdict(scores), extra_eval=extra,
+        eval_langs={code: {"n_items": len(examples), **asdict(scored_in[code][0])}
+                    for code, examples in loaded.eval_diagnostics.items()},
         epochs_trained=result.epochs_trained, best_epoch=result.best_epoch,
         timings={"tokenize_seconds": loaded.seconds, "train_seconds": result.seconds,
                  "eval_seconds": time.perf_counter() - eval_started,
@@ -218,10 +221,26 @@ def evaluate_and_record(model: PreTrainedModel, settings: TrainConfig, composed:
         saved_model=run_dir.model_dir.name if save_model else None,
     )
     run_dir.write_predictions(predictions)
+    for code, (_, language_predictions) in scored_in.items():
+        run_dir.write_predictions(language_predictions, scored_in=code)
     tracker.log_final(record.to_json(), [p.to_json() for p in predictions])
     tracker.finish()
     run_dir.write_record(record)
     return record
+
+
+def score_diagnostic_set(model: PreTrainedModel, split: EncodedSplit, items: list[Example], settings: TrainConfig,
+                         accelerator: Accelerator, pad_id: int, recorder: DynamicsRecorder | None,
+                         desc: str) -> tuple[DiagnosticScores, list[Prediction]]:
+    """The trained model's scores per category on one diagnostic set (the run's own, whose dynamics
+    `recorder` may hold its predictions already, or an `eval_langs` language's) and its per-item predictions."""
+    prob = predict_diagnostic(model, split, settings.trainer.eval_batch_size, accelerator, pad_id, recorder, desc,
+                              settings.trainer.eval_tokens_per_batch)
+    pred = labels_from_probability(prob)
+    gold = split.labels.tolist()
+    scores = score_diagnostic(gold, pred.tolist(), [e.categories for e in items], [e.coarse for e in items])
+    return scores, [Prediction(e.idx, int(g), int(p), float(pr), e.categories, e.template, e.features)
+                    for e, g, p, pr in zip(items, gold, pred, prob)]
 
 
 def score_extra(model, split: EncodedSplit, settings: TrainConfig, accelerator: Accelerator, pad_id: int,

@@ -83,10 +83,10 @@ def parameter_groups(model: nn.Module, learning_rate: float, weight_decay: float
     (1 = lowest; group "layer.{l-1}", named like the module `encoder.layer.{l-1}`) gets
     learning_rate·ξ^(L−l), the embeddings learning_rate·ξ^L, everything else (pooler, classifier
     head) learning_rate, with ξ = layer_lr_decay. ξ = 1 gives one group "all" of every parameter.
-    Every parameter is in exactly one group."""
+    Every trained parameter is in exactly one group; a frozen one (`trainer.freeze_embeddings`) in none."""
     within("trainer.layer_lr_decay", layer_lr_decay, 0, 1, open_low=True, closed_high=True)  # as composing checks it
     if layer_lr_decay == 1.0:
-        return [{"name": "all", "params": list(model.parameters()), "lr": learning_rate,
+        return [{"name": "all", "params": [p for p in model.parameters() if p.requires_grad], "lr": learning_rate,
                  "weight_decay": weight_decay}]
     layers = encoder_layers(model, "trainer.layer_lr_decay")
     depth = len(layers)
@@ -96,7 +96,7 @@ def parameter_groups(model: nn.Module, learning_rate: float, weight_decay: float
     if embeddings is not None:
         parts.insert(0, ("embeddings", embeddings, depth))
     groups: list[dict] = []
-    assigned: set[int] = set()
+    assigned: set[int] = {id(p) for p in model.parameters() if not p.requires_grad}
     for name, module, exponent in parts:
         params = [p for p in module.parameters() if id(p) not in assigned]
         assigned.update(id(p) for p in params)

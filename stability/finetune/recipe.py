@@ -46,7 +46,10 @@ class Recipe:
 
 
 def initialise(model: PreTrainedModel, trainer: Trainer, init_seed: int) -> None:
-    """The run's own draws before training: its re-initialised top layers (from `init_seed`), when asked."""
+    """The run's own draws before training: its re-initialised top layers (from `init_seed`), when asked;
+    and its word-embedding matrix frozen (`trainer.freeze_embeddings`), which the optimiser then leaves out."""
+    if trainer.freeze_embeddings:
+        model.get_input_embeddings().weight.requires_grad_(False)
     if trainer.reinit_layers:
         torch.manual_seed(init_seed)
         reinit_top_layers(model, trainer.reinit_layers)

@@ -26,8 +26,9 @@ SENTENCES = "sentences"
 NO_CLUSTERS = "none"
 SUMMARY_COLUMNS = ["lang", "n_items", "n_clusters", "mean_size", "largest", "items_in_clusters"]
 
-# reads one run directory's diagnostic records (`stability.data.run_items.run_diagnostic_records`)
-ReadRecords = Callable[[Path], pd.DataFrame]
+# reads one run directory's diagnostic records in one of the languages it was scored in
+# (`stability.data.run_items.run_diagnostic_records`)
+ReadRecords = Callable[[Path, str], pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def _records(lang: str, runs: pd.DataFrame, read_records: ReadRecords | None) ->
     why = "no run directory"
     for source in runs.loc[runs["lang"] == lang, "source"]:
         try:
-            return read_records(Path(source)), ""
+            return read_records(Path(source), lang), ""
         except UserError as err:
             why = f"diagnostic text not readable: {err}"
     return None, why

@@ -22,6 +22,11 @@ share), and the run's seed design, so a seed_init × seed_order grid can be anal
 in records written before they were stored). Grouping by (lang, setup, family) and
 decomposing over (seed_init, seed_order) separates initialisation from data order.
 
+A run scored in other languages as well (`data.eval_langs`, setup `<setup>@<its language>`) gives
+rows, predictions and a `runs` row in each language it was scored in (`RunRecord.scored_in`),
+`train_lang` naming the language it trained in: every section then reads it as it reads runs of
+that language, and its setup keeps it apart from the runs trained there.
+
 Which code made each run travels beside the table too, as `Collected.provenance` (`commit`,
 `dirty`: the record's git commit and whether its tree had uncommitted changes, NA when not
 recorded), written to results.csv after `n_added` and read back from it. Runs of one
@@ -54,7 +59,7 @@ PREDICTION_COLUMNS = ["lang", "setup", "variant", "seed", "idx", "label", "pred"
                       "template", "features"]
 _CATEGORIES_OF_LEVEL = {"fine": set(FINE_CATEGORIES), "coarse": set(COARSE_CATEGORIES)}
 RUN_COLUMNS = ["lang", "setup", "variant", "family", "seed", "seed_init", "seed_order", "val_accuracy",
-               "val_majority", "inputs_recorded", "source"]
+               "val_majority", "inputs_recorded", "source", "train_lang"]
 # one row per (run, extra evaluation set) of run records of schema 3 (`data.extra_eval`)
 EXTRA_COLUMNS = ["lang", "setup", "variant", "seed", "set", "n_items", "accuracy", "mcc", "degenerate", "source"]
 DEGENERATE = "degenerate"
@@ -75,7 +80,7 @@ class Collected:
     n_csv: int
     degenerate: pd.Series       # aligned with `results`: MCC undefined (True), defined, or unknown (NA)
     provenance: pd.DataFrame    # aligned with `results`: PROVENANCE of the row's run
-    runs: pd.DataFrame          # RUN_COLUMNS, one row per run directory (none for CSV inputs)
+    runs: pd.DataFrame          # RUN_COLUMNS, one row per run directory and language scored (none for CSV inputs)
     extra: pd.DataFrame         # EXTRA_COLUMNS: scores on extra evaluation sets (none for CSV inputs)
 
     def results_with_flags(self) -> pd.DataFrame:
@@ -94,17 +99,19 @@ def collect(paths: list[Path]) -> Collected:
                 raise UserError("no run directories (folders with a finished run record) found", path=path,
                                 fix="point at the output folder of nli-stability train, or at a tidy CSV")
             for run in runs:
-                rows, items, record = read_run(run)
-                frames.append(rows)
-                records.append((record.lang, record.setup, record.variant, variant_family(record.variant),
-                                record.seed, record.seed_init, record.seed_order, record.val_accuracy,
-                                record.val_majority, bool(record.inputs), str(run.path)))
-                recorded.append((run.path, record))
-                extra += [(record.lang, record.setup, record.variant, record.seed, name, scores.get("n_items"),
-                           scores.get("accuracy"), scores.get("mcc"), scores.get("degenerate"), str(run.path))
-                          for name, scores in record.extra_eval.items()]
-                if not items.empty:
-                    predictions.append(items)
+                trained = run.read_record(require=_RECORD_KEYS)
+                for code in trained.languages:
+                    rows, items, record = read_run(run, trained, code)
+                    frames.append(rows)
+                    records.append((record.lang, record.setup, record.variant, variant_family(record.variant),
+                                    record.seed, record.seed_init, record.seed_order, record.val_accuracy,
+                                    record.val_majority, bool(record.inputs), str(run.path), trained.lang))
+                    recorded.append((run.path, record))
+                    extra += [(record.lang, record.setup, record.variant, record.seed, name, scores.get("n_items"),
+                               scores.get("accuracy"), scores.get("mcc"), scores.get("degenerate"), str(run.path))
+                              for name, scores in record.extra_eval.items()]
+                    if not items.empty:
+                        predictions.append(items)
             n_runs += len(runs)
         elif path.is_file():
             frames.append(read_tidy_csv(path))
@@ -141,9 +148,10 @@ def _sorted(results: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
-def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
-    """Tidy rows from the run's record, per-item rows from its predictions (empty if absent), the record."""
-    record = run.read_record(require=_RECORD_KEYS)
+def read_run(run: RunDir, trained: RunRecord, code: str) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
+    """Tidy rows from the run's record `trained` as scored in language `code` (its own or one of its
+    `eval_langs`), per-item rows from those predictions (empty if absent), that language's record."""
+    record = trained.scored_in(code)
     undefined = set(record.degenerate)
     rows = [(level, name, n_items.get(name), mcc, name in undefined)
             for level, scores, n_items in (("fine", record.category_mcc, record.category_n),
@@ -162,13 +170,14 @@ def read_run(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
     table = table.assign(lang=record.lang, setup=record.setup, variant=record.variant, seed=record.seed,
                          source=str(run.path), n_added=n_added, commit=record.environment.get("git_commit"),
                          dirty=record.environment.get("git_dirty"))
-    return table, _predictions_table(run, record), record
+    return table, _predictions_table(run, record, None if code == trained.lang else code), record
 
 
-def _predictions_table(run: RunDir, record: RunRecord) -> pd.DataFrame:
-    """Per-item predictions; categories kept as a `;`-joined string like the released files."""
+def _predictions_table(run: RunDir, record: RunRecord, scored_in: str | None) -> pd.DataFrame:
+    """Per-item predictions (on `scored_in`'s diagnostic set; None: the run's own); categories kept as a
+    `;`-joined string like the released files."""
     rows = [(p.idx, p.label, p.pred, p.prob_entailment, ";".join(p.categories), p.template,
-             p.features) for p in run.read_predictions()]
+             p.features) for p in run.read_predictions(scored_in)]
     table = pd.DataFrame(rows, columns=["idx", "label", "pred", "prob_entailment", "categories",
                                         "template", "features"])
     return table.assign(lang=record.lang, setup=record.setup, variant=record.variant,

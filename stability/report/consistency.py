@@ -13,7 +13,8 @@ both predicted (matched by `idx`):
   (weighted by those item counts they give back the total);
 - the 2 × 2 transitions pred_A → pred_B (n_ent_ent, n_ent_not, n_not_ent, n_not_not).
 
-Runs are compared within one condition (setup, variant), never across variants.
+Runs are compared within one condition (setup, variant), never across variants, and two languages
+only where their diagnostic sets are translations of one another (`report.alignment`).
 Cross-language pairs are two languages of the same (setup, variant, seed), written in both
 directions (the correct/incorrect split depends on which language is A). The *seed
 baseline* pairs two seeds of one language (seed_a < seed_b, lang_a == lang_b): run-to-run
@@ -33,6 +34,7 @@ import pandas as pd
 from stability.core.metrics import kappa_defined, kappa_from_counts
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
 from stability.report.agreement import ALL_ITEMS
+from stability.report.alignment import GROUP, with_groups
 from stability.report.compare import Condition
 from stability.report.failed import failed_keys
 from stability.statistics.membership import coarse_membership, fine_membership
@@ -85,6 +87,10 @@ class _Run:
     labels: np.ndarray
     preds: np.ndarray
     membership: np.ndarray
+    aligned_with: str    # the language's alignment group (`report.alignment`): runs of one group may be paired
+
+    def pairs_with(self, other: _Run) -> bool:
+        return self.aligned_with == other.aligned_with
 
 
 # Per condition (setup, variant) with predictions in ≥ 2 languages: its runs by (lang, seed).
@@ -106,14 +112,16 @@ def _runs(group: pd.DataFrame) -> dict[tuple[str, int], _Run]:
     for (lang, seed), items in group.assign(_categories=codes).groupby(["lang", "seed"], sort=True):
         items = items.drop_duplicates("idx").sort_values("idx")
         runs[(lang, int(seed))] = _Run(items["idx"].astype(str).to_numpy(), items["label"].to_numpy(np.int64),
-                                       items["pred"].to_numpy(np.int64), membership[items["_categories"].to_numpy()])
+                                       items["pred"].to_numpy(np.int64), membership[items["_categories"].to_numpy()],
+                                       str(items[GROUP].iloc[0]))
     return runs
 
 
 def setup_runs(predictions: pd.DataFrame) -> SetupRuns:
     """The runs of every condition (setup, variant) with ≥ 2 languages, built once for `consistency`
     and `flagged_consistency`."""
-    return {condition: _runs(group) for condition, group in predictions.groupby(["setup", "variant"], sort=True)
+    return {condition: _runs(group) for condition, group in with_groups(predictions).groupby(["setup", "variant"],
+                                                                                              sort=True)
             if group["lang"].nunique() >= 2}
 
 
@@ -150,7 +158,8 @@ def _pair_rows(condition: tuple[str, str], runs: dict[tuple[str, int], _Run],
     """consistency.csv rows and per-group frames for every cross-language and seed-baseline pair."""
     langs = sorted({lang for lang, _ in runs})
     seeds = {lang: sorted(seed for code, seed in runs if code == lang) for lang in langs}
-    pairs = [((a, s), (b, s)) for a, b in permutations(langs, 2) for s in seeds[a] if s in seeds[b]]
+    pairs = [((a, s), (b, s)) for a, b in permutations(langs, 2) for s in seeds[a]
+             if s in seeds[b] and runs[(a, s)].pairs_with(runs[(b, s)])]
     pairs += [((lang, s), (lang, t)) for lang in langs for s, t in combinations(seeds[lang], 2)]
     setup, variant = condition
     rows, groups = [], []
@@ -291,7 +300,8 @@ def flagged_consistency(runs: SetupRuns, flagged: dict[str, set[str]],
                 hit = np.isin(shared, list(items))
                 return np.column_stack([hit, ~hit])
 
-            for seed in sorted(seed for lang, seed in by_run if lang == lang_a and (lang_b, seed) in by_run):
+            for seed in sorted(seed for lang, seed in by_run if lang == lang_a and (lang_b, seed) in by_run
+                               and by_run[(lang, seed)].pairs_with(by_run[(lang_b, seed)])):
                 counts, _, _ = pair_counts(by_run[(lang_a, seed)], by_run[(lang_b, seed)], split)
                 n, agree, kappa = _agreement(counts)
                 rows.append({"setup": setup, "variant": variant, "lang_a": lang_a, "lang_b": lang_b,

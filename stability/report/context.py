@@ -18,6 +18,7 @@ import pandas as pd
 from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
+from stability.report.alignment import check_aligned
 from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
 from stability.report.calibration import Calibration, calibrate, with_feature_tests
@@ -52,6 +53,7 @@ class Context:
     dynamics: list[RunDynamics]
     annotate: Annotate | None = None                # the rule-based annotator, handed in by the command
     clusters: ItemClusters = field(default_factory=ItemClusters)   # what item-level bootstraps draw together
+    read_records: ReadRecords | None = None         # a run's diagnostic items in a language, handed in by the command
 
     @cached_property
     def results(self) -> pd.DataFrame:
@@ -168,6 +170,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None, read_record
         check_conditions(kept_results, *options.compare)
     if options.compare_langs:
         check_languages(kept_results, *options.compare_langs)
+        check_aligned(predictions, *options.compare_langs, "compare_langs")
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
     clusters = item_clusters(options.cluster, predictions, collected.runs, read_records)
@@ -180,7 +183,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None, read_record
         raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
                         fix="choose another out=DIR") from None
     return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged, dynamics,
-                   annotate, clusters)
+                   annotate, clusters, read_records)
 
 
 def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) -> None:
@@ -191,6 +194,7 @@ def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) ->
     if missing:
         raise UserError(f"consistency_pair: no runs with predictions in {', '.join(missing)}",
                         fix=f"choose from: {', '.join(sorted(set(predictions['lang']))) or 'none'}")
+    check_aligned(predictions, *pair, "consistency_pair")
 
 
 def flagged_items(folders: list[Path]) -> dict[str, set[str]]:

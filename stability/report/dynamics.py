@@ -34,10 +34,13 @@ class RunDynamics:
 
 
 def read_run_dynamics(runs: pd.DataFrame) -> list[RunDynamics]:
-    """The dynamics of the runs in `runs` (collect's RUN_COLUMNS: one row per run directory) that
-    recorded them, in the table's order."""
+    """The dynamics of the runs in `runs` (collect's RUN_COLUMNS: one row per run directory and
+    language scored) that recorded them, in the table's order: in the language each trained in, whose
+    diagnostic set its dynamics hold (a run's rows in its `eval_langs` languages have none)."""
     found = []
     for run in runs.itertuples(index=False):
+        if run.lang != run.train_lang:
+            continue
         run_dir = RunDir(Path(run.source))
         dynamics = run_dir.read_dynamics()
         if dynamics is None:

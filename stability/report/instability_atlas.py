@@ -13,6 +13,8 @@ Three flip rates per diagnostic item of a (lang, setup, variant):
 * *across languages*: per (setup, variant, seed) predicted in ≥ 2 languages, the share of language
   pairs (items aligned by idx) whose final predictions differ; the mean over those seeds. It belongs
   to (setup, variant, idx) and is repeated on each language's row; NaN with fewer than 2 languages.
+  Only languages whose diagnostic sets are translations of one another are paired
+  (`report.alignment`): a language whose set is another one counts among its own group's.
 
 The atlas joins them with the item's gold label and categories, its text in that language
 (`Dynamics.items`) and the features the project's rule-based annotator finds in that text
@@ -35,6 +37,7 @@ import pandas as pd
 
 from stability.core.taxonomy import COARSE_CATEGORIES, COARSE_OF, FINE_CATEGORIES
 from stability.report.agreement import item_agreement, pairwise_agreement
+from stability.report.alignment import GROUP, with_groups
 from stability.report.annotation import Annotate, by_language
 from stability.report.clusters import NO_CLUSTERS, ItemClusters
 from stability.report.dynamics import RunDynamics
@@ -48,7 +51,7 @@ CONDITION = ["setup", "variant"]
 RUN_KEY = GROUP_KEY + ["seed"]
 ATLAS_COLUMNS = ["lang", "setup", "variant", "idx", "label", "categories", "coarse", "n_seeds", "flip_rate_seeds",
                  "flips_between_seeds", "last_validations", "flip_rate_validations", "n_languages",
-                 "flip_rate_languages"]
+                 "flip_rate_languages", GROUP]
 FEATURE_COLUMNS = ["features", "unsupported_features"]
 TEXT_COLUMNS = ["premise", "hypothesis"]
 REGRESSION_COLUMNS = ["setup", "variant", "term", "coef", "std_err", "z", "p_value", "ci_low", "ci_high",
@@ -70,9 +73,11 @@ class Atlas:
     notes: list[str] = field(default_factory=list)
 
 
-def dynamics_predictions(predictions: pd.DataFrame, runs: list[RunDynamics]) -> pd.DataFrame:
-    """The final diagnostic predictions of the runs that recorded dynamics (one source for every rate)."""
-    keys = pd.DataFrame([(r.lang, r.setup, r.variant, r.seed) for r in runs], columns=RUN_KEY).drop_duplicates()
+def dynamics_predictions(predictions: pd.DataFrame, runs: list[RunDynamics], scored: pd.DataFrame) -> pd.DataFrame:
+    """The final diagnostic predictions of the runs that recorded dynamics (one source for every rate), in
+    every language each was scored in (`scored`: collect's runs table, one row per run and language)."""
+    keys = scored.loc[scored["source"].isin({r.source for r in runs}), RUN_KEY].astype({"seed": int}) \
+        .drop_duplicates()
     if predictions.empty or keys.empty:
         return predictions.iloc[0:0]
     merged = predictions.astype({"seed": int}).merge(keys, on=RUN_KEY, how="inner")
@@ -123,14 +128,18 @@ def validation_flips(runs: list[RunDynamics], last: int = LAST_VALIDATIONS) -> p
 
 
 def language_flips(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Per (setup, variant, idx): n_languages (most languages predicting it with one seed) and
-    flip_rate_languages = mean over seeds of the share of language pairs whose final predictions differ
-    (NaN when no seed has it in 2 languages)."""
-    per_seed = predictions.assign(not_entailment=predictions["pred"] == 1).groupby(
-        CONDITION + ["seed", "idx"], sort=True).agg(k=("lang", "nunique"), c=("not_entailment", "sum")).reset_index()
+    """Per (lang, setup, variant, idx): its `language_group` and, over the group's languages,
+    n_languages (most languages predicting it with one seed) and flip_rate_languages = mean over seeds
+    of the share of language pairs whose final predictions differ (NaN when no seed has it in 2 languages)."""
+    grouped = with_groups(predictions)
+    per_seed = grouped.assign(not_entailment=grouped["pred"] == 1).groupby(
+        CONDITION + [GROUP, "seed", "idx"], sort=True).agg(k=("lang", "nunique"), c=("not_entailment", "sum")) \
+        .reset_index()
     per_seed["rate"] = 1 - pairwise_agreement(per_seed["k"], per_seed["c"])
-    return per_seed.groupby(CONDITION + ["idx"], sort=True).agg(
+    flips = per_seed.groupby(CONDITION + [GROUP, "idx"], sort=True).agg(
         n_languages=("k", "max"), flip_rate_languages=("rate", "mean")).reset_index()
+    return grouped.drop_duplicates(GROUP_KEY + ["idx"])[GROUP_KEY + [GROUP, "idx"]] \
+        .merge(flips, on=CONDITION + [GROUP, "idx"])
 
 
 def diagnostic_texts(runs: list[RunDynamics]) -> pd.DataFrame:
@@ -177,13 +186,17 @@ def annotate_items(texts: pd.DataFrame, annotate: Annotate | None = None) -> tup
 
 
 def instability_atlas(predictions: pd.DataFrame, runs: list[RunDynamics], annotate: Annotate | None = None,
-                      last: int = LAST_VALIDATIONS) -> Atlas:
-    """The atlas of the runs in `runs`, from their final `predictions` (`dynamics_predictions`)."""
+                      last: int = LAST_VALIDATIONS, other_texts: pd.DataFrame | None = None) -> Atlas:
+    """The atlas of the runs in `runs`, from their final `predictions` (`dynamics_predictions`);
+    `other_texts` (lang, idx, premise, hypothesis) holds the items of languages the runs were scored in
+    beside their own (`data.eval_langs`), whose text their dynamics do not hold."""
     table = seed_flips(predictions)
     table["coarse"] = table["categories"].map(coarse_of)
     table = table.merge(validation_flips(runs, last), on=GROUP_KEY + ["idx"], how="left") \
-        .merge(language_flips(predictions), on=CONDITION + ["idx"], how="left")
+        .merge(language_flips(predictions), on=GROUP_KEY + ["idx"], how="left")
     texts = diagnostic_texts(runs)
+    if other_texts is not None:
+        texts = pd.concat([texts, other_texts[~other_texts["lang"].isin(texts["lang"])]], ignore_index=True)
     features, notes = annotate_items(texts, annotate)
     columns = list(ATLAS_COLUMNS)
     if features is not None:
@@ -276,15 +289,18 @@ class FitFailed(Exception):
 
 
 def regression_groups(rows: pd.DataFrame, clusters: ItemClusters) -> np.ndarray:
-    """(rows,) group ids of a regression's rows (lang, idx): one item's rows in every language are one
-    group, joined with the other items of its cluster in any language (`clusters.of`)."""
+    """(rows,) group ids of a regression's rows (lang, idx, language_group): one item's rows in every
+    language of its language group are one group, joined with the other items of its cluster in any
+    language (`clusters.of`)."""
     idx = rows["idx"].astype(str).to_numpy(dtype=object)
+    item = (rows[GROUP].astype(str) + ":" + rows["idx"].astype(str)).to_numpy(dtype=object) if GROUP in rows \
+        else idx
     in_cluster = np.full(len(rows), None, dtype=object)
     for lang, at in rows.groupby("lang").indices.items():
         ids = clusters.of(lang, idx[at])
         if ids is not None:
             in_cluster[at] = [f"{lang}:{cluster}" for cluster in ids]
-    return components(np.column_stack([idx, in_cluster]))
+    return components(np.column_stack([item, in_cluster]))
 
 
 def fit_logit(design: Design, confidence: float, groups: np.ndarray | None = None) -> pd.DataFrame:
@@ -352,11 +368,12 @@ def instability_regression(atlas: pd.DataFrame, confidence: float, clusters: Ite
 # --- summaries ----------------------------------------------------------------------------------------------
 
 def top_items(atlas: pd.DataFrame, top: int) -> pd.DataFrame:
-    """Per (setup, variant): the `top` items with the highest seed flip rate (mean over languages; ties by
-    idx), items no seed pair disagrees on in any language left out: rank, idx, label, categories,
-    flip_rate_mean, and per language flip_rate_<lang>, premise_<lang>, hypothesis_<lang>."""
+    """Per (setup, variant, language_group): the `top` items with the highest seed flip rate (mean over
+    the group's languages; ties by idx), items no seed pair disagrees on in any language left out: rank,
+    idx, label, categories, flip_rate_mean, and per language flip_rate_<lang>, premise_<lang>,
+    hypothesis_<lang>."""
     frames = []
-    for (setup, variant), rows in atlas.groupby(CONDITION, sort=True):
+    for (setup, variant, group), rows in atlas.groupby(CONDITION + [GROUP], sort=True):
         langs = sorted(rows["lang"].unique())
         wide = rows.pivot(index="idx", columns="lang", values=["flip_rate_seeds", *TEXT_COLUMNS])
         first = rows.groupby("idx").agg(label=("label", "first"), categories=("categories", "first"))
@@ -368,11 +385,11 @@ def top_items(atlas: pd.DataFrame, top: int) -> pd.DataFrame:
         first = first[first["flip_rate_mean"] > 0].reset_index()
         first = first.assign(_idx=_idx_order(first["idx"])).sort_values(
             ["flip_rate_mean", "_idx", "idx"], ascending=[False, True, True]).drop(columns="_idx").head(top)
-        frames.append(first.assign(setup=setup, variant=variant, rank=range(1, len(first) + 1)))
+        frames.append(first.assign(setup=setup, variant=variant, rank=range(1, len(first) + 1), **{GROUP: group}))
+    head = ["setup", "variant", GROUP, "rank", "idx", "label", "categories", "flip_rate_mean"]
     if not frames:
-        return pd.DataFrame(columns=["setup", "variant", "rank", "idx", "label", "categories", "flip_rate_mean"])
+        return pd.DataFrame(columns=head)
     table = pd.concat(frames, ignore_index=True)
-    head = ["setup", "variant", "rank", "idx", "label", "categories", "flip_rate_mean"]
     return table[head + [c for c in table.columns if c not in head]]
 
 
@@ -389,7 +406,7 @@ def language_summary(atlas: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Shared:
-    """Items of one (setup, variant) with a defined seed flip in every one of its ≥ 2 languages: how many
+    """Items of one (setup, variant, language_group) with a defined seed flip in every one of its ≥ 2 languages: how many
     flip in every language, in at least one, and how many would flip in every language if the languages
     flipped independently at their own rates (n × Π share_l)."""
 
@@ -401,7 +418,7 @@ class Shared:
 
 
 def shared_flips(rows: pd.DataFrame) -> Shared | None:
-    """`Shared` for the atlas rows of one (setup, variant); None with fewer than 2 languages."""
+    """`Shared` for the atlas rows of one (setup, variant, language_group); None with fewer than 2 languages."""
     flips = rows[rows["flips_between_seeds"].notna()].pivot(index="idx", columns="lang",
                                                             values="flips_between_seeds")
     if flips.shape[1] < 2:

@@ -28,9 +28,11 @@ def text_table(rows: list[list[str]]) -> str:
 
 
 def format_table(rows: list[RunRecord]) -> str:
-    """Seed, validation accuracy, overall MCC and mean category MCC, one line per run; a
+    """Seed, validation accuracy, overall MCC and mean category MCC, one line per run and language it
+    was scored in (`data.eval_langs`: a line per language, the training's validation accuracy on each); a
     `variant` column when some run has one (what the sweep changed beyond lang, setup and seed),
     and `<set> acc` / `<set> MCC` for each extra evaluation set some run was scored on."""
+    rows = [run.scored_in(code) for run in rows for code in run.languages]
     with_variant = any(m.variant for m in rows)
     extra = sorted({name for m in rows for name in m.extra_eval})
     header = ["lang", "setup", *(["variant"] if with_variant else []), "seed", "val acc", "overall MCC",

@@ -73,7 +73,7 @@ def fake_annotate(pairs: list[tuple[str, str]], lang: str) -> list[FeatureSet]:
 def sweep(tmp_path_factory) -> tuple[pd.DataFrame, list]:
     collected = collect([write_sweep(tmp_path_factory.mktemp("atlas") / "runs")])
     runs = read_run_dynamics(collected.runs)
-    return dynamics_predictions(collected.predictions, runs), runs
+    return dynamics_predictions(collected.predictions, runs, collected.runs), runs
 
 
 @pytest.fixture(scope="module")

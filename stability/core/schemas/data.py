@@ -10,7 +10,8 @@ and the fingerprint of every run made so far.
 `train_set`, `mix`, `extra_eval` and `validation_set` are NLI datasets read through `datasets`
 (`schemas.nli.NliSet`): the training data in place of the language's own split, pairs mixed
 in like MNLI's, labelled sets every run is also scored on, and the validation data in place of
-the language's own split. They come last, after the keys
+the language's own split. `eval_langs` lists other languages whose diagnostic sets every run is
+scored on too (per-category MCC per language). They come last, after the keys
 runs made before them have, and are left out of the fingerprint while unused
 (`core.runrecord.config_fingerprint`).
 """
@@ -23,6 +24,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from stability.core.errors import UserError
+from stability.core.languages import language_codes
 from stability.core.schemas.checks import at_least, no_symlink_loop, number, one_of, seed, within
 from stability.core.schemas.nli import NliSet
 
@@ -134,6 +136,7 @@ class Data:
     mix: Mix = field(default_factory=Mix)
     extra_eval: List[NliSet] = field(default_factory=list)
     validation_set: NliSet = field(default_factory=lambda: NliSet(split="validation"))
+    eval_langs: List[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         one_of("data.source", self.source, SOURCES)
@@ -153,6 +156,20 @@ class Data:
         at_least("data.max_train_samples", self.max_train_samples, 1, optional=True)
         at_least("data.max_eval_samples", self.max_eval_samples, 1, optional=True)
         at_least("data.max_length", self.max_length, 1)
+        self._check_eval_langs()
+
+    def _check_eval_langs(self) -> None:
+        """Shipped languages, each once; not beside another diagnostic set (`data.diagnostic`), whose
+        items no other language has. The run's own language is checked with it (`TrainConfig`)."""
+        for code in self.eval_langs:
+            one_of("data.eval_langs", code, language_codes())
+        if len(set(self.eval_langs)) < len(self.eval_langs):
+            raise UserError(f"data.eval_langs={list(self.eval_langs)} names a language twice",
+                            fix="list each language once, e.g. data.eval_langs=[fr,de,sv]")
+        if self.eval_langs and self.diagnostic is not None:
+            raise UserError(f"data.eval_langs scores the other languages' diagnostic sets, which data.diagnostic="
+                            f"{self.diagnostic} replaces for the run's own language only",
+                            fix="drop data.diagnostic, or data.eval_langs and run each language with lang=<code>")
 
 
 def register(store: ConfigStore) -> None:

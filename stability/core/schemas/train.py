@@ -51,6 +51,10 @@ class TrainConfig:
                                 "schemas, e.g. `- /lang_schema@_here_`")
         for key in ("seed", "seed_init", "seed_order"):
             seed(key, getattr(self, key))
+        if self.lang.code in self.data.eval_langs:
+            raise UserError(f"data.eval_langs={list(self.data.eval_langs)} lists the run's own language "
+                            f"{self.lang.code}, whose diagnostic set every run is scored on",
+                            fix=f"leave {self.lang.code} out of data.eval_langs")
         self._check_reinit_layers()
 
     def _check_reinit_layers(self) -> None:

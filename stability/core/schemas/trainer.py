@@ -60,6 +60,8 @@ class Trainer:
     fuse_seeds: int = 1
     # fused members take their batches in orders aligned by width (`batching.aligned_orders`): less padding
     fuse_align_lengths: bool = False
+    # the word-embedding matrix left as pretrained: neither its gradient nor its optimiser step is computed
+    freeze_embeddings: bool = False
 
     def __post_init__(self) -> None:
         for key in ("batch_size", "eval_batch_size", "max_epochs", "patience"):

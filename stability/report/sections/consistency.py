@@ -14,6 +14,7 @@ from stability.core.errors import UserError
 from stability.core.markdown import num, table
 from stability.report import figures
 from stability.report.agreement import ALL_ITEMS
+from stability.report.alignment import unaligned_note
 from stability.report.compare import Condition
 from stability.report.consistency import (ALL_RUNS, NON_FAILED, Consistency, consistency_of_runs,
                                           flagged_consistency, kappa_matrix, lowest_kappa_pair, setup_runs)
@@ -39,7 +40,8 @@ def build(context: Context) -> Built | None:
     if context.flagged_by_lang is not None:
         flagged = tables["consistency_flagged.csv"] = flagged_consistency(runs, context.flagged_by_lang, context.failed)
     drawn = _figures(consistency, pairs, context.failed, context.out) if context.options.figures else []
-    text = _markdown(consistency, pairs, bool(chosen), flagged, context.has_variants) + "\n" + figure_links(drawn)
+    text = _markdown(consistency, pairs, bool(chosen), flagged, context.has_variants, unaligned_note(context.predictions)) \
+        + "\n" + figure_links(drawn)
     return Built(text, tables, drawn)
 
 
@@ -79,7 +81,7 @@ def _figures(tables: Consistency, pairs: dict[tuple[str, str], tuple[str, str]],
 
 
 def _markdown(crossed: Consistency, pairs_drawn: dict[tuple[str, str], tuple[str, str]], pair_chosen: bool,
-              flagged: pd.DataFrame | None, variants: bool) -> str:
+              flagged: pd.DataFrame | None, variants: bool, unaligned: str) -> str:
     summary = crossed.summary
     condition = with_variant(["setup"], "variant", variants)
     rows = []
@@ -101,7 +103,8 @@ def _markdown(crossed: Consistency, pairs_drawn: dict[tuple[str, str], tuple[str
             "same seed; the *seed baseline* compares two seeds of one language (run-to-run agreement). A pair whose "
             "κ reaches the mean of its two languages' baselines (κ − baseline ≈ 0) is as consistent across "
             "languages as the model is with itself. Mean ± σ over seeds (seed pairs for baselines); every run "
-            "pair in `consistency.csv`, per category in `consistency_by_category.csv`.\n\n"
+            "pair in `consistency.csv`, per category in `consistency_by_category.csv`."
+            + (f" {unaligned}" if unaligned else "") + "\n\n"
             + table(condition + ["pair", "runs", "run pairs", "items", "consistency", "κ", "κ baseline",
                      "κ − baseline"], rows))
     if crossed.n_constant:

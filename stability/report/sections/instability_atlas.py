@@ -4,13 +4,17 @@ unstable items with their text (`stability.report.instability_atlas`; runs with 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pandas as pd
 
+from stability.core.errors import UserError
 from stability.core.markdown import num, table
+from stability.report.alignment import GROUP
 from stability.report.clusters import NO_CLUSTERS
 from stability.report.context import Context
-from stability.report.instability_atlas import (CONDITION, INTERCEPT, LAST_VALIDATIONS, dynamics_predictions,
+from stability.report.instability_atlas import (CONDITION, INTERCEPT, LAST_VALIDATIONS, TEXT_COLUMNS,
+                                                dynamics_predictions,
                                                 instability_atlas, instability_regression, language_summary,
                                                 shared_flips, top_items)
 from stability.report.section import Built, figure_links
@@ -31,13 +35,14 @@ def build(context: Context) -> Built | None:
     runs = context.dynamics
     if not runs:
         return None
-    predictions = dynamics_predictions(context.predictions, runs)
+    predictions = dynamics_predictions(context.predictions, runs, context.collected.runs)
     if predictions.empty:
         log.info("note: the runs with training dynamics have no predictions.jsonl: instability atlas skipped")
         return Built("## Instability atlas\n\nThe runs that recorded training dynamics have no diagnostic "
                      "predictions (predictions.jsonl), so no item's flips can be counted.\n")
     options = context.options
-    atlas = instability_atlas(predictions, runs, context.annotate)
+    atlas = instability_atlas(predictions, runs, context.annotate,
+                              other_texts=scored_texts(context, {run.lang for run in runs}, set(predictions["lang"])))
     regression, regression_notes = instability_regression(atlas.table, options.confidence, context.clusters)
     top = top_items(atlas.table, options.flip_top)
     drawn = []
@@ -50,6 +55,25 @@ def build(context: Context) -> Built | None:
     if drawn:
         text += figure_links(drawn)
     return Built(text, {ATLAS_FILE: atlas.table, REGRESSION_FILE: regression, TOP_FILE: top}, drawn)
+
+
+def scored_texts(context: Context, trained: set[str], scored: set[str]) -> pd.DataFrame | None:
+    """The items (lang, idx, premise, hypothesis) of the languages the runs were scored in but did not
+    train in (`data.eval_langs`), read from the first run of each that can read them; None without any."""
+    if not context.read_records or scored <= trained:
+        return None
+    frames = []
+    runs = context.collected.runs
+    for lang in sorted(scored - trained):
+        for source in runs.loc[runs["lang"] == lang, "source"]:
+            try:
+                records = context.read_records(Path(source), lang)
+            except UserError as err:
+                log.info("note: instability atlas: no text of %s's items from %s (%s)", lang, source, err)
+                continue
+            frames.append(records.assign(lang=lang, idx=records["idx"].astype(str))[["lang", "idx", *TEXT_COLUMNS]])
+            break
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def _markdown(atlas: pd.DataFrame, regression: pd.DataFrame, notes: dict[tuple[str, str], list[str]],
@@ -83,18 +107,25 @@ def _markdown(atlas: pd.DataFrame, regression: pd.DataFrame, notes: dict[tuple[s
               "–" if r.n_defined == 0 else f"{r.n_flipping} ({num(r.n_flipping / r.n_defined, 2)})",
               num(r.flip_rate_seeds), num(r.flip_rate_validations)]
              for r in part.itertuples()]) + "\n"
-        shared = shared_flips(rows)
-        if shared is not None and shared.n_items:
-            across = rows.drop_duplicates("idx")["flip_rate_languages"].mean()
-            text += (f"Across languages: of the {shared.n_items} items with a defined seed flip in all "
-                     f"{shared.n_languages} languages, {shared.in_all} flip in every language "
-                     f"({num(shared.expected_all, 1)} expected if the languages flipped independently at their own "
-                     f"rates) and {shared.in_any} in at least one; mean language flip rate {num(across)}.\n\n")
+        groups = rows.groupby(GROUP, sort=True)
+        for group, members in groups:
+            shared = shared_flips(members)
+            if shared is not None and shared.n_items:
+                across = members.drop_duplicates("idx")["flip_rate_languages"].mean()
+                named = f" ({group.replace('+', ', ')}: translations of one another)" if len(groups) > 1 else ""
+                text += (f"Across languages{named}: of the {shared.n_items} items with a defined seed flip in all "
+                         f"{shared.n_languages} languages, {shared.in_all} flip in every language "
+                         f"({num(shared.expected_all, 1)} expected if the languages flipped independently at their "
+                         f"own rates) and {shared.in_any} in at least one; mean language flip rate {num(across)}.\n\n")
+        if len(groups) > 1:
+            text += ("Languages whose diagnostic sets are not translations of one another (other labels or "
+                     "categories under one idx) are not paired item by item: "
+                     + " | ".join(group for group, _ in groups) + ".\n\n")
         langs = sorted(rows["lang"].unique())
         text += _regression(regression, notes.get((setup, variant), []), setup, variant, langs[0], alpha,
                             confidence)
         if rows["flip_rate_seeds"].notna().any():   # else the regression's note says why nothing flips
-            text += _top(top, setup, variant, langs)
+            text += _top(top, setup, variant)
     return text
 
 
@@ -118,14 +149,14 @@ def _regression(regression: pd.DataFrame, notes: list[str], setup: str, variant:
     return text
 
 
-def _top(top: pd.DataFrame, setup: str, variant: str, langs: list[str]) -> str:
+def _top(top: pd.DataFrame, setup: str, variant: str) -> str:
     listed = top[(top["setup"] == setup) & (top["variant"] == variant)]
-    part = listed.head(_SHOWN)
+    part = listed.sort_values(["flip_rate_mean", "rank"], ascending=[False, True], kind="stable").head(_SHOWN)
     if part.empty:
         return "No item flips between seeds.\n\n"
     rows = []
     for r in part.to_dict("records"):
-        for i, lang in enumerate(lang for lang in langs if pd.notna(r.get(f"premise_{lang}"))
+        for i, lang in enumerate(lang for lang in str(r[GROUP]).split("+") if pd.notna(r.get(f"premise_{lang}"))
                                  or pd.notna(r.get(f"flip_rate_{lang}"))):
             first = i == 0
             rows.append([r["idx"] if first else "", ("not_entailment" if r["label"] == 1 else "entailment")
