@@ -13,7 +13,8 @@ MISSING = "-"        # a seed without a prediction for the item
 
 
 def item_data(context: Context) -> dict:
-    """{"categories": names, "langs": {lang: items}, "conditions": {"lang|setup|variant": predictions}}."""
+    """{"categories": names, "langs": {lang: items}, "conditions": {"lang|setup|variant": predictions}};
+    an item's categories as their numbers in `FINE_CATEGORIES` (predictions hold them `;`-joined)."""
     predictions = context.predictions
     langs, conditions = {}, {}
     for lang, rows in predictions.groupby("lang", sort=True):
@@ -24,7 +25,7 @@ def item_data(context: Context) -> dict:
             records.assign(idx=records["idx"].astype(str)).drop_duplicates("idx").set_index("idx").reindex(order)
         langs[lang] = {
             "idx": list(order), "label": items["label"].astype(int).tolist(),
-            "categories": [[FINE_CATEGORIES.index(name) for name in names if name in FINE_CATEGORIES]
+            "categories": [[FINE_CATEGORIES.index(name) for name in str(names).split(";") if name in FINE_CATEGORIES]
                            for names in items["categories"]],
             "premise": None if texts is None else _texts(texts["premise"]),
             "hypothesis": None if texts is None else _texts(texts["hypothesis"]),

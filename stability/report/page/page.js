@@ -59,10 +59,7 @@
         cell.addEventListener("click", () => this.sort(i));
         cell.addEventListener("keydown", (event) => { if (event.key === "Enter") this.sort(i); });
       });
-      if (limit) {
-        this.count = el("p", { class: "count" });
-        table.before(this.count);
-      }
+      this.count = limit ? el("p", { class: "count" }) : null;   // its caller places it
       models.push(this);
     }
 
@@ -349,7 +346,7 @@
     const search = el("input", { type: "search", placeholder: "search the atlas: idx, category, a word of the premise…",
       "aria-label": "search the atlas" });
     search.addEventListener("input", () => { model.query = search.value.trim().toLowerCase(); model.render(); });
-    return el("div", { class: "view atlas" }, el("h3", { text: "Every item: the atlas" }), search,
+    return el("div", { class: "view atlas" }, el("h3", { text: "Every item: the atlas" }), search, model.count,
       el("div", { class: "scroll" }, table));
   }
 
