@@ -334,7 +334,7 @@
     canvas.addEventListener("mouseleave", hideTip);
     const legend = el("p", { class: "legend" }, ...view.regions.map((region, i) =>
       el("span", {}, el("i", { style: `background:${colours[i]}` }), ` ${region} (${view.points.filter((p) => p[columns.region] === i).length}) `)));
-    return el("div", { class: "view", "data-lang": view.lang, "data-setup": view.setup, "data-variant": view.variant },
+    return el("div", { class: "view map", "data-lang": view.lang, "data-setup": view.setup, "data-variant": view.variant },
       el("h3", { text: `${view.lang} · ${view.condition}: data map, seed-averaged (${view.points.length} items` +
         (view.unmapped ? `, ${view.unmapped} seen too rarely to map)` : ")") }),
       el("p", { class: "hint", text: "Hover a point for its training item." }), canvas, legend);
