@@ -14,6 +14,7 @@ loaded from file:// `--loads` times in one headless Chromium (Debian's chromium 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import statistics
 import tempfile
@@ -140,7 +141,11 @@ def main() -> None:
         page = work / "html" / "report.html"
         print(f"sweep: {len(langs)} languages × {len(SETUPS)} setups × {args.seeds} seeds × {args.items} items; "
               f"calibration_sims={args.calibration_sims}, bootstrap={args.bootstrap}")
-        print(f"report.html: {page.stat().st_size / 1e6:.2f} MB (budget 10 MB)")
+        text = page.read_text(encoding="utf-8")
+        images = sum(map(len, re.findall(r"data:image/png;base64,[A-Za-z0-9+/=]+", text)))
+        data = len(re.search(r'<script type="application/json" id="page-data">(.*?)</script>', text, re.S).group(1))
+        print(f"report.html: {page.stat().st_size / 1e6:.2f} MB (budget 10 MB): inline PNGs {images / 1e6:.2f} MB, "
+              f"the views' data {data / 1e6:.2f} MB, report.md's sections, styles and script the rest")
         print(f"report (fastest of {args.repeats}), html=false: {baseline:.1f} s; html=true: {with_page:.1f} s, of which "
               f"the page {page_time:.2f} s: {page_time / baseline:.1%} of the report without it (budget 20 %); "
               f"whole-run difference {(with_page - baseline) / baseline:+.1%}")

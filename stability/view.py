@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 from stability.core.command import run_command
 from stability.core.config import report_output_dir
 from stability.core.errors import UserError
-from stability.report.page.build import PAGE_FILE
+from stability.report.page import PAGE_FILE
 
 
 def main(argv: Sequence[str] | None = None) -> None:

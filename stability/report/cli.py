@@ -21,7 +21,8 @@ from stability.core.overrides import MULTIRUN_FLAGS
 from stability.core.schemas.report import ReportSchema
 from stability.data.run_items import run_diagnostic_records
 from stability.report.context import Context, prepare
-from stability.report.page.build import PAGE_FILE, write_page
+from stability.report.page import PAGE_FILE
+from stability.report.page.build import write_page
 from stability.report.sections import SECTIONS
 
 

@@ -278,7 +278,7 @@ def test_a_click_on_a_category_lists_its_items_with_each_seed_s_prediction_as_pr
     panel = view.find_element("css selector", ".items-panel")
     assert panel.is_displayed()
     n_items = _condition_rows(study, "category_stats.csv", "en", "rte").loc["Negation", "n_items"]
-    assert f"{n_items} in en" in panel.find_element("tag name", "h4").text
+    assert f"Negation · rte: {n_items} items in en, {n_items} in fr" == panel.find_element("tag name", "h4").text
     predictions = {(lang, seed): {row["idx"]: row for row in map(json.loads,
                                   (runs / f"{lang}_rte_seed{seed}" / "predictions.jsonl").read_text().splitlines())}
                    for lang in LANGS for seed in SEEDS}

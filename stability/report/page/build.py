@@ -22,6 +22,7 @@ from typing import Callable
 import matplotlib
 
 from stability.report.context import Context
+from stability.report.page import PAGE_FILE
 from stability.report.page.dynamics import atlas_views, data_map_views
 from stability.report.page.heatmaps import heatmap_views
 from stability.report.page.items import item_data
@@ -31,7 +32,6 @@ from stability.report.section import Built, Section
 from stability.report.sections import categories, data_map, instability_atlas
 from stability.statistics.figures import CMAP
 
-PAGE_FILE = "report.html"
 PALETTE_STOPS = 11   # colours of the heat maps' diverging scale, the PNGs' colormap sampled from −1 to 1
 VIEWS: dict[Section, Callable[[Context, Tables], list[View]]] = {
     categories.build: heatmap_views, data_map.build: data_map_views, instability_atlas.build: atlas_views}

@@ -176,6 +176,10 @@
     node.addEventListener("mouseleave", hideTip);
   }
 
+  function empty(row, where) {
+    return `${row.category} · ${where}: no diagnostic items (its MCC, 0.0, says nothing)`;
+  }
+
   function seedMap(view) {
     const panel = el("div", { class: "items-panel", hidden: "" });
     const where = `${view.lang} · ${view.condition}`;
@@ -185,12 +189,12 @@
       el("th", { text: "mean" }));
     const body = el("tbody", {}, ...view.rows.map((row) => el("tr", {}, categoryHeader(row, open),
       el("td", { class: "n", text: row.n === null ? "–" : String(row.n) }),
-      ...row.cells.map((value, k) => heatCell(value, row.undefined[k] || row.n === 0,
-        `${row.category} · ${where} · seed ${view.seeds[k]}` + (view.failed.includes(view.seeds[k]) ? " (failed run)" : "") +
+      ...row.cells.map((value, k) => heatCell(value, row.undefined[k] || row.n === 0, row.n === 0 ? empty(row, where)
+        : `${row.category} · ${where} · seed ${view.seeds[k]}` + (view.failed.includes(view.seeds[k]) ? " (failed run)" : "") +
         `\nMCC ${value}` + (row.undefined[k] ? " (undefined: one class only, scored 0.0)" : "") +
         `\nitems: ${row.n}\nmean ± σ over ${view.seeds.length} seeds: ${row.pm}\n${view.interval}: ${row.ci}`)),
-      heatCell(row.mean, row.n === 0, `${row.category} · ${where}\nmean MCC ${row.mean} (mean ± σ over ` +
-        `${view.seeds.length} seeds: ${row.pm})\nitems: ${row.n}\n${view.interval}: ${row.ci}`))));
+      heatCell(row.mean, row.n === 0, row.n === 0 ? empty(row, where) : `${row.category} · ${where}\nmean MCC ${row.mean} ` +
+        `(mean ± σ over ${view.seeds.length} seeds: ${row.pm})\nitems: ${row.n}\n${view.interval}: ${row.ci}`))));
     const table = el("table", { class: "heatmap" }, el("thead", {}, head), body);
     coarseStarts(body, view.rows);
     hoverTips(table);
@@ -209,7 +213,8 @@
     const body = el("tbody", {}, ...rows.map((row) => el("tr", {}, categoryHeader(row, open),
       ...row.cells.map((cell, k) => {
         if (!cell) return el("td", { class: "cell undefined", text: "–", "data-lang": view.langs[k] });
-        const td = heatCell(cell.value, cell.n === 0, `${row.category} · ${view.langs[k]} · ${view.condition}\n` +
+        const where = `${view.langs[k]} · ${view.condition}`;
+        const td = heatCell(cell.value, cell.n === 0, cell.n === 0 ? empty(row, where) : `${row.category} · ${where}\n` +
           `mean MCC ${cell.value} (mean ± σ over ${cell.seeds} seeds: ${cell.pm})\nitems: ${cell.n}\n` +
           `${view.interval}: ${cell.ci}`);
         td.dataset.lang = view.langs[k];
@@ -230,6 +235,13 @@
     const items = data.items;
     const code = items.categories.indexOf(category);
     const langs = Object.keys(items.langs).filter((lang) => items.conditions[`${lang}|${setup}|${variant}`]);
+    if (!langs.length) {
+      panel.replaceChildren(el("p", { class: "hint", text: `${category}: no items to list, these runs have no ` +
+        "predictions.jsonl (a tidy CSV holds scores, not items)." }));
+      panel.dataset.category = category;
+      panel.hidden = false;
+      return;
+    }
     if (first) langs.sort((a, b) => (b === first) - (a === first));
     const seeds = [...new Set(langs.flatMap((lang) => items.conditions[`${lang}|${setup}|${variant}`].seeds))]
       .sort((a, b) => a - b);
@@ -246,7 +258,7 @@
         if (!byIdx.has(idx)) byIdx.set(idx, []);
         byIdx.get(idx).push({ lang, own, i, predicted });
       });
-      counts.push(`${n} in ${lang}`);
+      counts.push(counts.length ? `${n} in ${lang}` : `${n} items in ${lang}`);
     }
     const rows = [];
     for (const [idx, entries] of byIdx) {
@@ -274,7 +286,7 @@
     if (panel.model) models.splice(models.indexOf(panel.model), 1);
     panel.model = model;
     panel.dataset.category = category;
-    panel.replaceChildren(el("h4", { text: `${category} · ${setup}${variant ? "/" + variant : ""}: ${counts.join(", ")} items` }),
+    panel.replaceChildren(el("h4", { text: `${category} · ${setup}${variant ? "/" + variant : ""}: ${counts.join(", ")}` }),
       el("p", { class: "hint", text: "Each seed's prediction: E = entailment, N = not_entailment, with P(entailment) " +
         "as predictions.jsonl has them; green where it is the gold label." + (missing.length ? " " + missing.join("; ") : "") }),
       el("div", { class: "scroll" }, table));
