@@ -3,11 +3,11 @@ with nothing fetched: styles, script, data and the static figures (base64 PNGs) 
 
 The page's views (interactive heat maps, data maps, the atlas) come from the sections' own tables
 (`View`) and take the place of the PNG each stands for, or go at their section's end where no PNG
-was drawn (`figures=false`). They are drawn by a hand-written script of ~20 kB rather than a
-plotting library: what they need is coloured table cells, one scatter per group and sortable tables,
-while a self-contained plotly page inlines its 3.6 MB plotly.js (Bokeh, Vega: ~1 MB each) into a
-page whose own content is often smaller, and its parse counts against the page's 3 s to usable
-(docs/benchmarks.md, "The report's page").
+was drawn (`figures=false`). They are drawn by a hand-written script (page.js, 19 kB) rather than a
+plotting library: what they need is coloured table cells, one canvas scatter per group and sortable
+tables, while a self-contained plotly page inlines plotly.js, several MB minified, into a page whose
+own content is 3 MB at the study's size, and a browser parses it before anything is usable
+(docs/benchmarks.md, "The report's page": 3.1 MB, usable in under half a second).
 """
 from __future__ import annotations
 
