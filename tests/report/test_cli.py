@@ -198,8 +198,11 @@ def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, caps
     write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
     run_main(f"runs={tmp_path / 'runs'}", *FAST)
     assert (tmp_path / "runs" / "report" / "report.md").is_file()
-    assert capsys.readouterr().out.strip() == (f"read 1 run and 0 CSV files; wrote 7 tables, 0 figures and "
-                                               f"report.md to {tmp_path / 'runs' / 'report'}")
+    assert capsys.readouterr().out.strip() == (f"read 1 run and 0 CSV files; wrote 7 tables, 0 figures, "
+                                               f"report.md and report.html to {tmp_path / 'runs' / 'report'}")
+    run_main(f"runs={tmp_path / 'runs'}", *FAST, "html=false", f"out={tmp_path / 'md'}")
+    assert capsys.readouterr().out.strip().endswith(f"0 figures and report.md to {tmp_path / 'md'}")
+    assert not (tmp_path / "md" / "report.html").exists()
 
 
 @pytest.mark.slow

@@ -96,6 +96,7 @@
   }
 
   function markdownTable(table) {
+    if (!table.tBodies.length) table.append(el("tbody"));   // a table of no rows has a header only
     const rows = [...table.tBodies[0].rows].map((tr) => ({
       cells: [...tr.cells].map((cell) => cell.textContent.trim()), element: () => tr,
     }));
