@@ -201,7 +201,7 @@
     hoverTips(table);
     return el("div", { class: "view heat", "data-lang": view.lang, "data-setup": view.setup, "data-variant": view.variant },
       el("h3", { text: `${where}: category MCC per seed` }),
-      el("p", { class: "hint", text: "Hover a cell for its value, interval and items; click a category to list its items." }),
+      el("p", { class: "hint", text: "Hover a cell for its value, interval and items; click a category for its items." }),
       el("div", { class: "scroll" }, table), panel);
   }
 
@@ -226,7 +226,7 @@
     hoverTips(table);
     return el("div", { class: "view heat", "data-setup": view.setup, "data-variant": view.variant },
       el("h3", { text: `${view.condition}: mean category MCC per language` }),
-      el("p", { class: "hint", text: "Hover a cell for its value, interval and items; click a category to list its items in every language." }),
+      el("p", { class: "hint", text: "Hover a cell; click a category for its items in every language." }),
       el("div", { class: "scroll" }, table), panel);
   }
 
