@@ -36,6 +36,7 @@ COMMANDS: dict[str, Command] = {
     "plan": Command("stability.plan", "what a training sweep will run and cost, before it runs"),
     "status": Command("stability.status", "what became of each run of a sweep: done, running, failed, interrupted, "
                                           "not started"),
+    "view": Command("stability.view", "serve a report's page (report.html) on localhost and print its address"),
 }
 
 

@@ -21,6 +21,8 @@ from stability.core.overrides import MULTIRUN_FLAGS
 from stability.core.schemas.report import ReportSchema
 from stability.data.run_items import run_diagnostic_records
 from stability.report.context import Context, prepare
+from stability.report.page import PAGE_FILE
+from stability.report.page.build import write_page
 from stability.report.sections import SECTIONS
 
 
@@ -87,18 +89,23 @@ def refuse_sweep(configs: list[DictConfig]) -> None:
 
 
 def write_report(context: Context) -> None:
-    """Every section in page order: its tables as CSVs, its markdown into report.md."""
-    parts, n_tables, n_figures = [], 0, 0
+    """Every section in page order: its tables as CSVs, its markdown into report.md, and with
+    `html` (the default) the same sections as report.html."""
+    done = []
     for section in SECTIONS:
         built = section(context)
         if built is None:
             continue
         for name, table in built.tables.items():
             table.to_csv(context.out / name, index=False)
-        n_tables += len(built.tables)
-        n_figures += len(built.figures)
-        if built.markdown:
-            parts.append(built.markdown)
-    (context.out / "report.md").write_text("\n".join(parts), encoding="utf-8")
+        done.append((section, built))
+    (context.out / "report.md").write_text("\n".join(built.markdown for _, built in done if built.markdown),
+                                           encoding="utf-8")
+    pages = " and report.md"
+    if context.options.html:
+        write_page(context, done)
+        pages = f", report.md and {PAGE_FILE}"
+    n_tables = sum(len(built.tables) for _, built in done)
+    n_figures = sum(len(built.figures) for _, built in done)
     print(f"read {counted(context.collected.n_runs, 'run')} and {counted(context.collected.n_csv, 'CSV file')}; "
-          f"wrote {counted(n_tables, 'table')}, {counted(n_figures, 'figure')} and report.md to {context.out}")
+          f"wrote {counted(n_tables, 'table')}, {counted(n_figures, 'figure')}{pages} to {context.out}")

@@ -94,7 +94,7 @@ def item_clusters(option: str, predictions: pd.DataFrame, runs: pd.DataFrame,
         if option != SENTENCES and option in items.columns:
             by_lang[lang] = _ids(items.index, column_clusters(_as_text(items[option])))
             continue
-        records, why = _records(lang, runs, read_records)
+        records, why = language_records(lang, runs, read_records)
         if records is None:
             if option != SENTENCES:
                 raise UserError(f"cluster={option}: cannot read the diagnostic records of {lang} ({why})",
@@ -115,7 +115,29 @@ def item_clusters(option: str, predictions: pd.DataFrame, runs: pd.DataFrame,
     return ItemClusters(option, by_lang, unknown)
 
 
-def _records(lang: str, runs: pd.DataFrame, read_records: ReadRecords | None) -> tuple[pd.DataFrame | None, str]:
+def remembered(read_records: ReadRecords | None) -> ReadRecords | None:
+    """`read_records` reading each run's set in a language once: the clusters, the instability atlas and
+    the report's page (its items' text) ask for the same runs' records."""
+    if read_records is None:
+        return None
+    read: dict[tuple[Path, str], pd.DataFrame | UserError] = {}
+
+    def once(path: Path, lang: str) -> pd.DataFrame:
+        if (path, lang) not in read:
+            try:
+                read[(path, lang)] = read_records(path, lang)
+            except UserError as err:
+                read[(path, lang)] = err
+        found = read[(path, lang)]
+        if isinstance(found, UserError):
+            raise found
+        return found
+
+    return once
+
+
+def language_records(lang: str, runs: pd.DataFrame,
+                     read_records: ReadRecords | None) -> tuple[pd.DataFrame | None, str]:
     """The diagnostic records of the first run of `lang` whose set can be read, or None and why not."""
     if read_records is None:
         return None, "no reader of diagnostic sets"

@@ -22,7 +22,7 @@ from stability.report.alignment import check_aligned
 from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
 from stability.report.calibration import Calibration, calibrate, with_feature_tests
-from stability.report.clusters import ItemClusters, ReadRecords, item_clusters
+from stability.report.clusters import ItemClusters, ReadRecords, item_clusters, language_records, remembered
 from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
 from stability.report.data_map import DataMaps, FeatureShares, data_maps, feature_shares
@@ -53,7 +53,7 @@ class Context:
     dynamics: list[RunDynamics]
     annotate: Annotate | None = None                # the rule-based annotator, handed in by the command
     clusters: ItemClusters = field(default_factory=ItemClusters)   # what item-level bootstraps draw together
-    read_records: ReadRecords | None = None         # a run's diagnostic items in a language, handed in by the command
+    read_records: ReadRecords | None = None         # a run's diagnostic records in a language, handed in by the command
 
     @cached_property
     def results(self) -> pd.DataFrame:
@@ -147,6 +147,10 @@ class Context:
         """Whether some run has a variant: report.md then shows a variant column."""
         return bool((self.all_results["variant"] != "").any())
 
+    def records_of(self, lang: str) -> tuple[pd.DataFrame | None, str]:
+        """The diagnostic records (idx, premise, hypothesis, ...) of `lang`'s runs, or None and why not."""
+        return language_records(lang, self.collected.runs, self.read_records)
+
     @property
     def sources(self) -> str:
         """What was read, for the page's first line."""
@@ -173,6 +177,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None, read_record
         check_aligned(predictions, *options.compare_langs, "compare_langs")
     check_consistency_pair(options.consistency_pair, predictions)
     flagged = flagged_items([Path(folder) for folder in options.dataqa]) if options.dataqa else None
+    read_records = remembered(read_records)
     clusters = item_clusters(options.cluster, predictions, collected.runs, read_records)
     # read here, so an unreadable dynamics file stops the report before anything is written
     dynamics = read_run_dynamics(without_failed(collected.runs, failed) if options.exclude_failed else collected.runs)

@@ -54,8 +54,13 @@ def language_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame |
         draw_heatmap(axes[0, 0], matrix, 1.0, "mean MCC over seeds", f"{condition}: mean category MCC",
                      undefined=undefined)
         axes[0, 0].set_xlabel("language" + ("   (n/a: MCC undefined in every seed)" if undefined is not None else ""))
-        paths.append(save_figure(fig, out / f"heatmap_languages_{safe_name(condition)}.png"))
+        paths.append(save_figure(fig, out / language_heatmap_file(setup, variant)))
     return paths
+
+
+def language_heatmap_file(setup: str, variant: str) -> str:
+    """The language heat map's file name, which the report's page replaces by its interactive map."""
+    return f"heatmap_languages_{safe_name(condition_name(setup, variant))}.png"
 
 
 def delta_heatmaps(deltas: pd.DataFrame, condition_a: str, condition_b: str, out: Path) -> Path:

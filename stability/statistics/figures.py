@@ -134,5 +134,10 @@ def seed_heatmaps(stats: pd.DataFrame, out: Path, degenerate: pd.DataFrame | Non
         axes[0, 0].axvline(matrix.shape[1] - 1, color="black", linewidth=1.2)
         axes[0, 0].set_xlabel("seed   (n/a: MCC undefined" + ("; hatched: failed run, included in the mean)"
                                                                if failed_seeds else ")"))
-        paths.append(save_figure(fig, out / f"heatmap_{safe_name(lang)}_{safe_name(condition)}.png"))
+        paths.append(save_figure(fig, out / seed_heatmap_file(lang, setup, variant)))
     return paths
+
+
+def seed_heatmap_file(lang: str, setup: str, variant: str) -> str:
+    """The seed heat map's file name, which the report's page replaces by its interactive map."""
+    return f"heatmap_{safe_name(lang)}_{safe_name(condition_name(setup, variant))}.png"

@@ -29,7 +29,8 @@ def test_the_console_script_is_the_dispatcher():
 def test_every_command_is_listed_with_its_summary(tmp_path, args):
     result = front_door(args, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert set(COMMANDS) == {"train", "report", "probe", "dataqa", "generate", "annotate", "plan", "status"}
+    assert set(COMMANDS) == {"train", "report", "probe", "dataqa", "generate", "annotate", "plan", "status",
+                             "view"}
     for name, command in COMMANDS.items():
         assert f"  {name.ljust(8)}  {command.summary}" in result.stdout
     assert "nli-stability <command> --help" in result.stdout
@@ -37,7 +38,7 @@ def test_every_command_is_listed_with_its_summary(tmp_path, args):
 
 def test_an_unknown_command_is_one_line(tmp_path):
     assert_one_line_error(front_door(["trian", "experiment=smoke"], tmp_path), "unknown command 'trian'",
-                          "use one of: train, report, probe, dataqa, generate, annotate, plan, status")
+                          "use one of: train, report, probe, dataqa, generate, annotate, plan, status, view")
 
 
 def _help_params():
@@ -65,6 +66,7 @@ BAD_OVERRIDES = {
     "annotate": (["action=count", "files=[a.jsonl]"], "action='count' is not known"),
     "plan": (["experiment=baseline", "plan.expected_epochs=-1"], "plan.expected_epochs=-1.0 is out of range"),
     "status": (["runs=/no/such/sweep"], "runs=/no/such/sweep: no such folder"),
+    "view": (["runs=/no/such/report"], "runs=/no/such/report: no such folder"),
 }
 
 

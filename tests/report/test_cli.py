@@ -1,6 +1,7 @@
 """The command line end to end: outputs, round trip, mixed inputs, hand-written CSVs, exit status 2."""
 from __future__ import annotations
 
+import base64
 import math
 import re
 from fnmatch import fnmatch
@@ -197,8 +198,11 @@ def test_default_out_beside_the_first_folder_and_the_closing_line(tmp_path, caps
     write_metrics(tmp_path / "runs", "fr", "rte", 0, [0.1] * 33, 0.1)
     run_main(f"runs={tmp_path / 'runs'}", *FAST)
     assert (tmp_path / "runs" / "report" / "report.md").is_file()
-    assert capsys.readouterr().out.strip() == (f"read 1 run and 0 CSV files; wrote 7 tables, 0 figures and "
-                                               f"report.md to {tmp_path / 'runs' / 'report'}")
+    assert capsys.readouterr().out.strip() == (f"read 1 run and 0 CSV files; wrote 7 tables, 0 figures, "
+                                               f"report.md and report.html to {tmp_path / 'runs' / 'report'}")
+    run_main(f"runs={tmp_path / 'runs'}", *FAST, "html=false", f"out={tmp_path / 'md'}")
+    assert capsys.readouterr().out.strip().endswith(f"0 figures and report.md to {tmp_path / 'md'}")
+    assert not (tmp_path / "md" / "report.html").exists()
 
 
 @pytest.mark.slow
@@ -212,7 +216,7 @@ def test_help_says_what_it_reads_and_writes():
 
 
 # a file `report --help` names (`heatmap_<lang>_<setup>.png` stands for heatmap_*_*.png), or a folder (`.hydra/`)
-HELP_NAMES = re.compile(r"[\w.<>*-]+\.(?:csv|png|md|log)\b|[\w.-]+/")
+HELP_NAMES = re.compile(r"[\w.<>*-]+\.(?:csv|png|md|html|log)\b|[\w.-]+/")
 
 
 def _help_patterns(capsys) -> set[str]:
@@ -237,6 +241,13 @@ def test_the_help_names_every_file_a_report_writes(synthetic_runs, tmp_path, cap
     unnamed = sorted(name for name in written | set(_documented_columns())
                      if not any(fnmatch(name, pattern) for pattern in patterns))
     assert not unnamed, f"report --help (stability/conf/report.yaml) does not name {unnamed}"
+    # report.html (tests/report/test_page.py browses it) inlines every figure but the heat maps, its views
+    page = (out / "report.html").read_text(encoding="utf-8")
+    linked = re.findall(r"!\[[^]]*\]\(([^)]+)\)", (out / "report.md").read_text(encoding="utf-8"))
+    static = [name for name in linked if not name.startswith("heatmap_")]
+    assert len(static) >= 5 and page.count('data-view="') == len(linked) - len(static) == 6
+    for name in static:
+        assert base64.b64encode((out / name).read_bytes()).decode() in page, name
 
 
 def _documented_columns() -> dict[str, list[str]]:

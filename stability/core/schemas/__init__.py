@@ -28,7 +28,7 @@ from __future__ import annotations
 from hydra.core.config_store import ConfigStore
 
 _MODULES: tuple[str, ...] = ("data", "lang", "model", "trainer", "paths", "logger", "train", "probe", "dataqa",
-                            "generate", "annotate", "plan", "report", "status", "adaptive")
+                            "generate", "annotate", "plan", "report", "status", "view", "adaptive")
 
 
 def register_all() -> None:

@@ -39,6 +39,7 @@ class ReportSchema:
     cluster: str = "sentences"
     flip_top: int = 20
     figures: bool = True
+    html: bool = True
     failed_margin: float = 0.0
     constant_share: float = 1.0
     exclude_failed: bool = False

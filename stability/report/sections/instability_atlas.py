@@ -4,11 +4,9 @@ unstable items with their text (`stability.report.instability_atlas`; runs with 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pandas as pd
 
-from stability.core.errors import UserError
 from stability.core.markdown import num, table
 from stability.report.alignment import GROUP
 from stability.report.clusters import NO_CLUSTERS
@@ -59,20 +57,14 @@ def build(context: Context) -> Built | None:
 
 def scored_texts(context: Context, trained: set[str], scored: set[str]) -> pd.DataFrame | None:
     """The items (lang, idx, premise, hypothesis) of the languages the runs were scored in but did not
-    train in (`data.eval_langs`), read from the first run of each that can read them; None without any."""
-    if not context.read_records or scored <= trained:
-        return None
+    train in (`data.eval_langs`), read again from their files (`Context.records_of`); None without any."""
     frames = []
-    runs = context.collected.runs
     for lang in sorted(scored - trained):
-        for source in runs.loc[runs["lang"] == lang, "source"]:
-            try:
-                records = context.read_records(Path(source), lang)
-            except UserError as err:
-                log.info("note: instability atlas: no text of %s's items from %s (%s)", lang, source, err)
-                continue
-            frames.append(records.assign(lang=lang, idx=records["idx"].astype(str))[["lang", "idx", *TEXT_COLUMNS]])
-            break
+        records, why = context.records_of(lang)
+        if records is None:
+            log.info("note: instability atlas: no text of %s's items (%s)", lang, why)
+            continue
+        frames.append(records.assign(lang=lang, idx=records["idx"].astype(str))[["lang", "idx", *TEXT_COLUMNS]])
     return pd.concat(frames, ignore_index=True) if frames else None
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from stability.core.markdown import num, table
 from stability.report.bootstrap import bootstrap_ci
-from stability.report.calibration import seed_half
+from stability.report.calibration import SeedHalf, seed_half
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, with_variant
@@ -19,7 +19,7 @@ def build(context: Context) -> Built | None:
     intervals = bootstrap_ci(context.predictions, options.bootstrap, options.confidence, options.random_state,
                              clusters=context.clusters)
     rows, variants = [], context.has_variants
-    half = seed_half(context.calibration, MEAN)
+    label, half = interval_label(context)
     for (lang, setup, variant), group in intervals.groupby(GROUP_KEY, sort=True):
         overall = group[group["category"] == OVERALL].iloc[0]
         fine = group[group["category"] != OVERALL]
@@ -34,7 +34,14 @@ def build(context: Context) -> Built | None:
             "labels answered alike is one right and one wrong every time). The header gives the measured "
             "coverage of the interval's seed half (*How far to trust these numbers*).\n\n"
             + table(with_variant(["lang", "setup"], "variant", variants) + [
-                     f"overall MCC [{level} multi-bootstrap CI; {half.label}]",
+                     f"overall MCC [{label}]",
                      "naive width", "mean category CI width",
                      "categories with CI excluding 0"], rows))
     return Built(text, {"bootstrap_ci.csv": intervals})
+
+
+def interval_label(context: Context) -> tuple[str, SeedHalf]:
+    """How the tables name the multi-bootstrap interval (its level, its seed half's method and measured
+    coverage), and the seed half that prints each interval, or *too few seeds* in its place."""
+    half = seed_half(context.calibration, MEAN)
+    return f"{context.options.confidence:.0%} multi-bootstrap CI; {half.label}", half
