@@ -1,0 +1,83 @@
+"""Seeds of one condition share one config: a user preset edited between two commands into one
+folder keeps the runs' folder (their variant is named against the preset as composed now), so only
+the composed configs tell the two apart. `train` refuses to add seeds of the new config before
+anything trains and `report` refuses to pool runs of two configs; each in one line naming the key,
+exit status 2, nothing written."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_one_line_error, folder_files, refused, train_cli
+from stability.core.errors import UserError
+from stability.core.runmatch import condition_config, condition_differences
+from stability.core.runrecord import semantic_config
+from stability.report.collect import collect
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "smoke_main_041fde0" / "smoke"
+SMOKE = Path(__file__).resolve().parents[2] / "stability" / "conf" / "experiment" / "smoke.yaml"
+LEARNING_RATE = "learning_rate: 1.0e-3"
+DIFFERENCE = "trainer.learning_rate: 0.001 -> 0.002"
+
+
+def _preset(conf: Path, learning_rate: str) -> None:
+    """The user's own preset `mine`: the smoke preset's settings (those the fixture's runs were made
+    with), at `learning_rate`."""
+    (conf / "experiment").mkdir(parents=True, exist_ok=True)
+    text = SMOKE.read_text(encoding="utf-8")
+    assert LEARNING_RATE in text
+    (conf / "experiment" / "mine.yaml").write_text(text.replace(LEARNING_RATE, learning_rate), encoding="utf-8")
+
+
+def test_a_preset_edited_between_two_commands_into_one_folder_is_refused_by_train_and_report(tmp_path, capsys):
+    conf, out = tmp_path / "conf", tmp_path / "out"
+    shutil.copytree(FIXTURE, out)    # seeds 0 and 1 of the smoke preset, finished: those of `mine` as it is first
+    base = [f"hydra.searchpath=[file://{conf}]", "experiment=mine", f"out={out}"]
+    _preset(conf, LEARNING_RATE)
+    before = folder_files(out)
+
+    _preset(conf, "learning_rate: 2.0e-3")   # the user edits the preset: the same folder, the same (empty) variant
+    # each command a process of its own, as a user's
+    more = train_cli([*base, "seed=2..3"], tmp_path)
+    assert_one_line_error(more, f"{out / 'en' / 'rte'}: the finished runs seed0, seed1 there were trained with "
+                                f"another config than this sweep's en/rte runs ({DIFFERENCE})", "force=true",
+                          "out=<another folder>")   # the only difference: the rest of `mine` is what they ran
+    assert folder_files(out) == before   # nothing trained
+
+    # a seed of the new config beside them (as commands before this check left one): the report refuses
+    seed2 = out / "en" / "rte" / "seed2"
+    shutil.copytree(out / "en" / "rte" / "seed1", seed2)
+    config = seed2 / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("learning_rate: 0.001", "learning_rate: 0.002"),
+                      encoding="utf-8")
+    metrics = json.loads((seed2 / "metrics.json").read_text(encoding="utf-8"))
+    (seed2 / "metrics.json").write_text(json.dumps({**metrics, "seed": 2}), encoding="utf-8")
+    runs = ",".join(str(out / "en" / "rte" / f"seed{seed}") for seed in (0, 1))
+    with pytest.raises(UserError, match=f"3 runs of en / rte were trained with 2 configs: seed0 and seed2 differ in "
+                                        f"{DIFFERENCE} .*fix: report each config's runs apart, e.g. "
+                                        rf"runs=\[{runs}\]"):
+        collect([out])
+    assert "were trained with 2 configs" in refused(capsys, "report", f"runs={out}", f"out={tmp_path / 'report'}",
+                                                    "bootstrap=0", "figures=false")
+    assert not (tmp_path / "report").exists()
+
+
+def test_seeds_may_differ_in_seeds_locations_extra_sets_and_bookkeeping_only():
+    """What `condition_config` leaves out: the seeds (and the seed_init / seed_order that follow
+    them), the experiment's name, data locations, the evaluation batch size, the extra evaluation
+    sets and bookkeeping (out, W&B, weights, dynamics); any other value differs."""
+    run = {"seed": 0, "seed_init": 0, "seed_order": 0, "experiment_name": "a", "out": "x",
+           "logger": {"name": "none"}, "data": {"root": "/v1", "extra_eval": [], "max_length": 256},
+           "trainer": {"learning_rate": 1e-3, "eval_batch_size": 128, "save_model": False}}
+    other = {"seed": 3, "seed_init": 3, "seed_order": 3, "experiment_name": "b", "out": "y",
+             "logger": {"name": "wandb"}, "data": {"root": "/v2", "extra_eval": [{"name": "x"}], "max_length": 256},
+             "trainer": {"learning_rate": 1e-3, "eval_batch_size": 64, "save_model": True}}
+    shared = [condition_config(semantic_config(values)) for values in (run, other)]
+    assert condition_differences(*shared) == []
+    other["data"]["max_length"] = 128
+    assert condition_differences(condition_config(semantic_config(run)),
+                                 condition_config(semantic_config(other))) == ["data.max_length: 256 -> 128"]
+
