@@ -68,6 +68,12 @@ def test_round_commands_name_the_open_conditions_and_the_round_seeds(tmp_path):
     (["adaptive=precision", "--cfg", "job"], "an adaptive sweep takes overrides only, not '--cfg'"),
     (["adaptive=precision", "seed_init=0"], "the runs' folder changes with the seed (en/rte at seed 0, "
                                             "en/rte/init0 at seed 1)"),
+    # sizes bounded before round 1, with an adaptive sweep's fix (not a fixed sweep's seed=0..1999)
+    (["adaptive=precision", "adaptive.start=2500"], "adaptive.start=2500 is out of range: an adaptive sweep gives a "
+                                                    "condition at most 100 seeds"),
+    (["adaptive=precision", "adaptive.max=300"], "adaptive.max=300 is out of range"),
+    (["adaptive=precision", "adaptive.calibration_sims=1"], "pass adaptive.calibration_sims=<a number in [100, 10000]>"),
+    (["adaptive=precision", "adaptive.calibration_sims=1000000000"], "adaptive.calibration_sims=1000000000 is out of"),
 ])
 def test_wrong_adaptive_settings_are_one_line(argv, fragment):
     with pytest.raises(UserError, match="fix: ") as refused:
