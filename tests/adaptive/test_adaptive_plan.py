@@ -74,11 +74,28 @@ def test_round_commands_name_the_open_conditions_and_the_round_seeds(tmp_path):
     (["adaptive=precision", "adaptive.max=300"], "adaptive.max=300 is out of range"),
     (["adaptive=precision", "adaptive.calibration_sims=1"], "pass adaptive.calibration_sims=<a number in [100, 10000]>"),
     (["adaptive=precision", "adaptive.calibration_sims=1000000000"], "adaptive.calibration_sims=1000000000 is out of"),
+    # a goal is chosen, never a default one started by a stray key
+    (["adaptive.target=0.2"], "'adaptive.target=0.2' without adaptive=<goal>"),
+    (["seed=adaptive"], "'seed=adaptive' without adaptive=<goal>: an adaptive sweep's goal is chosen on the command "
+                        "line (fix: add adaptive=precision or adaptive=decision"),
+    # a fused schedule checked against its blocks before round 1
+    (["adaptive=precision", "trainer.fuse_seeds=2"],
+     "trainer.fuse_seeds=2 trains en/rte/fused2's seeds in blocks of 2, and adaptive.start=3, adaptive.step=1 would "
+     "end a round inside a block (fix: give every round whole blocks: adaptive.start=4 adaptive.step=2 adaptive.max=10"),
 ])
 def test_wrong_adaptive_settings_are_one_line(argv, fragment):
     with pytest.raises(UserError, match="fix: ") as refused:
         parse(["experiment=smoke", *argv])
     assert fragment in str(refused.value)
+
+
+def test_a_round_larger_than_one_command_is_refused_with_an_adaptive_fix(monkeypatch):
+    """The last round trains every condition's seeds so far: `max` seeds of each, at most MAX_JOBS
+    jobs (here 10, so one condition shows it)."""
+    monkeypatch.setattr("stability.adaptive.command.MAX_JOBS", 10)
+    with pytest.raises(UserError, match=r"adaptive.max=11 seeds of 1 condition is a round of 11 jobs, more than the 10 "
+                                        r"one command composes .*fix: pass adaptive.max=<at most 10>, or split"):
+        parse(["experiment=smoke", "adaptive=precision", "adaptive.max=11"])
 
 
 def test_a_rerun_continues_from_the_record_and_another_plan_is_refused(tmp_path):
