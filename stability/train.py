@@ -123,11 +123,12 @@ def adaptive(arguments: list[str]) -> None:
         run_adaptive(arguments, train)
 
 
-def train(argv: Sequence[str]) -> None:
-    """One training command: a single run or a multirun."""
+def train(argv: Sequence[str], ready: Callable[[], None] | None = None) -> None:
+    """One training command: a single run or a multirun; `ready` is called once every check has
+    passed, before the first job starts (an adaptive sweep records its plan there)."""
     run_command(CONFIG_NAME, task, argv, check=check, extra_overrides=rank_overrides(),
                 hold=partial(hold_run, slurm_queued=job_queued), claimed=True,  # one writer per run
-                interrupted=interrupted)
+                interrupted=interrupted, ready=ready)
     leave_process_group()
 
 

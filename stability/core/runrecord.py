@@ -463,6 +463,10 @@ class RunDir:
     def is_finished(self) -> bool:
         return (self.path / _METRICS_FILE).is_file()
 
+    def finished_after(self, stamp_ns: int) -> bool:
+        """Whether the run finished after `stamp_ns` (a file's `st_mtime_ns`): its record was written then."""
+        return self.is_finished() and (self.path / _METRICS_FILE).stat().st_mtime_ns > stamp_ns
+
     def is_run(self) -> bool:
         """Whether a training run owns this folder: it holds what only a run writes (finished
         or not), so no other command may write here."""

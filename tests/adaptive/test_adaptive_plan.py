@@ -100,14 +100,16 @@ def test_a_round_larger_than_one_command_is_refused_with_an_adaptive_fix(monkeyp
 
 def test_a_rerun_continues_from_the_record_and_another_plan_is_refused(tmp_path):
     plan = _plan()
-    record = start_or_continue(tmp_path, plan)
-    assert read_record(tmp_path) == record and record.next_round() == (1, [0, 1, 2], ["en/rte", "fr/rte"])
+    record, recorded = start_or_continue(tmp_path, plan)
+    assert not recorded and read_record(tmp_path) is None   # written once round 1 is about to train
+    assert record.next_round() == (1, [0, 1, 2], ["en/rte", "fr/rte"])
+    write_record(tmp_path, record)
     decided = record.with_round(Round(1, [0, 1, 2], ["en/rte", "fr/rte"],
                                       {"en/rte": {"state": REACHED, "n_seeds": 3, "width": 0.05},
                                        "fr/rte": {"state": OPEN, "n_seeds": 3, "width": 0.3}}))
     write_record(tmp_path, decided)
-    again = start_or_continue(tmp_path, _plan())
-    assert again == decided and again.next_round() == (2, [3, 4], ["fr/rte"])
+    again, recorded = start_or_continue(tmp_path, _plan())
+    assert recorded and again == decided and again.next_round() == (2, [3, 4], ["fr/rte"])
     assert summary_lines(again)[-2:] == ["round 1: seeds 0–2 for 2 conditions: 1 open, 1 reached",
                                          "still open (round 2, seeds 3–4): fr/rte"]
     before = (tmp_path / "adaptive.json").read_bytes()

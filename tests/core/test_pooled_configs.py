@@ -1,8 +1,8 @@
 """Seeds of one condition share one config: a user preset edited between two commands into one
 folder keeps the runs' folder (their variant is named against the preset as composed now), so only
 the composed configs tell the two apart. `train` refuses to add seeds of the new config before
-anything trains and `report` refuses to pool runs of two configs; each in one line naming the key,
-exit status 2, nothing written."""
+anything trains, `report` refuses to pool runs of two configs, and an adaptive sweep recorded under
+the old preset is another plan; each in one line naming the key, exit status 2, nothing written."""
 from __future__ import annotations
 
 import json
@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from helpers import assert_one_line_error, folder_files, refused, train_cli
+from stability.adaptive.command import parse
+from stability.adaptive.goals import goal_of
+from stability.adaptive.sweep import plan_of
+from stability.core.adaptiverecord import OPEN, AdaptiveRecord, Round, write_record
 from stability.core.errors import UserError
 from stability.core.runmatch import condition_config, condition_differences
 from stability.core.runrecord import semantic_config
@@ -32,20 +36,28 @@ def _preset(conf: Path, learning_rate: str) -> None:
     (conf / "experiment" / "mine.yaml").write_text(text.replace(LEARNING_RATE, learning_rate), encoding="utf-8")
 
 
-def test_a_preset_edited_between_two_commands_into_one_folder_is_refused_by_train_and_report(tmp_path, capsys):
+def test_a_preset_edited_between_two_commands_into_one_folder_is_refused_by_train_report_and_adaptive(
+        tmp_path, capsys):
     conf, out = tmp_path / "conf", tmp_path / "out"
     shutil.copytree(FIXTURE, out)    # seeds 0 and 1 of the smoke preset, finished: those of `mine` as it is first
     base = [f"hydra.searchpath=[file://{conf}]", "experiment=mine", f"out={out}"]
+    adaptive = [*base, "adaptive=precision", "adaptive.start=2", "adaptive.max=3"]
     _preset(conf, LEARNING_RATE)
+    command = parse(adaptive)   # an adaptive sweep's round 1, recorded under the preset as it was
+    write_record(out, AdaptiveRecord(plan_of(command, goal_of(command.settings)),
+                                     [Round(1, [0, 1], ["en/rte"], {"en/rte": {"state": OPEN, "n_seeds": 2}})]))
     before = folder_files(out)
 
     _preset(conf, "learning_rate: 2.0e-3")   # the user edits the preset: the same folder, the same (empty) variant
-    # each command a process of its own, as a user's
+    # each command a process of its own, as a user's (this one composed `mine` as it was)
     more = train_cli([*base, "seed=2..3"], tmp_path)
     assert_one_line_error(more, f"{out / 'en' / 'rte'}: the finished runs seed0, seed1 there were trained with "
                                 f"another config than this sweep's en/rte runs ({DIFFERENCE})", "force=true",
                           "out=<another folder>")   # the only difference: the rest of `mine` is what they ran
-    assert folder_files(out) == before   # nothing trained
+    resumed = train_cli(adaptive, tmp_path)
+    assert_one_line_error(resumed, "adaptive.json: the adaptive sweep recorded there has another plan "
+                                   f"(en/rte {DIFFERENCE})", "out=<another folder>")
+    assert folder_files(out) == before   # nothing trained, nothing recorded
 
     # a seed of the new config beside them (as commands before this check left one): the report refuses
     seed2 = out / "en" / "rte" / "seed2"
