@@ -6,8 +6,10 @@ is about to start: a sweep refused before it trains leaves nothing behind, so th
 runs. Each round trains its conditions through `run_round` (the training command itself: an ordinary
 multirun on the chosen launcher, whose finished runs are found and skipped) at every seed they have
 so far, the round's own and the earlier ones (a run deleted since is trained again), then the goal
-decides every condition that ran from all its runs so far, and the round's decisions are written. A
-round ends only when every run it asked for is finished: a run another process holds, or a failed
+decides every condition that ran from all its runs so far, and the round's decisions are written.
+Before each later round the command line is composed again and must still give the plan: a preset
+edited while the sweep runs is refused, not trained beside the seeds so far. A round ends only when
+every run it asked for is finished: a run another process holds, or a failed
 job, stops the sweep before its decisions (the same command again goes on from there). Recorded
 rounds are never decided again.
 """
@@ -18,7 +20,7 @@ from typing import Callable, Protocol
 
 from stability.adaptive.command import AdaptiveCommand, parse
 from stability.adaptive.goals import Goal, goal_of
-from stability.core.adaptiverecord import (AdaptiveRecord, Plan, Round, at_maximum, start_or_continue,
+from stability.core.adaptiverecord import (AdaptiveRecord, Plan, Round, at_maximum, record_path, start_or_continue,
                                            summary_lines, write_record)
 from stability.core.errors import UserError
 from stability.core.markdown import counted
@@ -40,8 +42,11 @@ def run_adaptive(argv: list[str], run_round: RunRound) -> AdaptiveRecord:
     goal.refuse(sorted(command.conditions))
     plan = plan_of(command, goal)
     record, recorded = start_or_continue(command.folder, plan)
+    first = len(record.rounds) + 1
     while (upcoming := record.next_round()) is not None:
         number, seeds, conditions = upcoming
+        if number > first:
+            _refuse_edits_since(argv, plan, command.folder)
         print(f"Adaptive round {number}: seeds {', '.join(map(str, seeds))} for {len(conditions)} of "
               f"{counted(len(plan.conditions), 'condition')}", flush=True)
         for line in command.round_commands(conditions, list(range(seeds[-1] + 1))):
@@ -63,6 +68,17 @@ def plan_of(command: AdaptiveCommand, goal: Goal) -> Plan:
     settings, names = command.settings, sorted(command.conditions)
     return Plan(settings.start, settings.step, settings.max, goal.settings(), names, command.overrides,
                 {name: command.conditions[name].config for name in names})
+
+
+def _refuse_edits_since(argv: list[str], plan: Plan, folder: Path) -> None:
+    """The command line composed again gives the plan this process started from: a preset edited
+    while the sweep ran would have its next round train another config beside the seeds so far."""
+    command = parse(argv)
+    changed = plan.differences(plan_of(command, goal_of(command.settings)))
+    if changed:
+        raise UserError(f"the sweep's configs changed while it ran ({'; '.join(changed)})", path=record_path(folder),
+                        fix="restore the presets and configs it started with and run the same command again: the "
+                            "recorded rounds are kept")
 
 
 def _finished_runs(command: AdaptiveCommand, name: str, count: int) -> list[Path]:

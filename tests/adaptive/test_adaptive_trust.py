@@ -91,6 +91,23 @@ def test_a_run_deleted_after_round_one_is_trained_again_by_round_two(tmp_path):
                                                                                            ([2], "maximum")]
 
 
+def test_a_preset_edited_while_the_sweep_runs_stops_it_before_the_next_round(tmp_path):
+    folder, preset = tmp_path / "sweep", tmp_path / "conf" / "experiment" / "mine.yaml"
+    preset.parent.mkdir(parents=True)
+    text = "# @package _global_\ndefaults:\n  - override /model: tiny\ndata:\n  source: builtin\ntrainer:\n"
+    preset.write_text(text + "  learning_rate: 1.0e-3\n")
+    rounds = Rounds(folder)
+
+    def edited_after_round_one(line: list[str], ready=None) -> None:
+        rounds(line, ready)
+        preset.write_text(text + "  learning_rate: 2.0e-3\n")
+
+    argv = [f"hydra.searchpath=[file://{preset.parent.parent}]", "experiment=mine", *ADAPTIVE[1:], f"out={folder}"]
+    with pytest.raises(UserError, match="the sweep's configs changed while it ran .*fix: restore the presets"):
+        run_adaptive(argv, edited_after_round_one)
+    assert len(rounds.lines) == 1 and len(read_record(folder).rounds) == 1   # round 2 trained nothing
+
+
 def test_a_plan_whose_round_one_trained_nothing_gives_way_and_one_that_trained_is_kept(tmp_path):
     folder = tmp_path / "sweep"
     failing = Rounds(folder, fail=True)
