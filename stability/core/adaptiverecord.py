@@ -33,13 +33,16 @@ from stability.core.identity import condition_run_subdir
 from stability.core.markdown import counted
 from stability.core.runmatch import condition_differences
 from stability.core.runrecord import RunDir
-from stability.core.schemas.adaptive import DECISION
+from stability.core.schemas.adaptive import DECISION, PRECISION
 
 RECORD_FILE = "adaptive.json"
 OPEN, REACHED, MAXIMUM = "open", "reached", "maximum"
 # a pair's states under the decision goal (`statistics.sequential`'s ACCEPT and REJECT)
 ACCEPT, REJECT = "accept", "reject"
 STATES = (OPEN, REACHED, MAXIMUM, ACCEPT, REJECT)
+# what `status` and the report read of each goal's settings (besides `goal`), checked when read
+GOAL_KEYS = {PRECISION: ("statistic", "target", "confidence"),
+             DECISION: ("compare", "statistic", "alpha", "spending", "looks", "bounds")}
 _MOVE_AWAY = "move {name} away to start the adaptive sweep over, or pass another out="
 
 
@@ -228,11 +231,24 @@ def _plan_problem(plan: Plan) -> str | None:
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts) or \
             not (2 <= plan.start <= plan.max and plan.step >= 1):
         return f"start {plan.start}, step {plan.step}, max {plan.max}: not a seed schedule"
-    if not isinstance(plan.goal, dict) or not isinstance(plan.goal.get("goal"), str):
-        return f"goal {plan.goal!r} names no goal"
-    if not plan.conditions or not all(isinstance(name, str) for name in plan.conditions):
+    if not isinstance(plan.goal, dict) or plan.goal.get("goal") not in GOAL_KEYS:
+        return f"goal {plan.goal!r} names none of the goals {', '.join(GOAL_KEYS)}"
+    missing = [key for key in GOAL_KEYS[plan.goal["goal"]] if key not in plan.goal]
+    if missing:
+        return f"the {plan.goal['goal']} goal's settings lack {', '.join(missing)}"
+    if plan.goal["goal"] == DECISION and not (_strings(plan.goal["compare"], 2) and isinstance(plan.goal["looks"], list)
+                                              and isinstance(plan.goal["bounds"], list)
+                                              and len(plan.goal["looks"]) == len(plan.goal["bounds"])):
+        return "the decision goal's compare is not two conditions, or its looks and bounds do not pair up"
+    if not plan.conditions or not _strings(plan.conditions):
         return f"conditions {plan.conditions!r}: not a list of conditions"
     return None
+
+
+def _strings(value: Any, length: int | None = None) -> bool:
+    """Whether `value` is a list of strings (of `length` of them, when given)."""
+    return isinstance(value, list) and all(isinstance(item, str) for item in value) and \
+        (length is None or len(value) == length)
 
 
 def write_record(folder: Path, record: AdaptiveRecord) -> None:

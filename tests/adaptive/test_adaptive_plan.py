@@ -15,8 +15,11 @@ from stability.core.errors import UserError
 from stability.core.jobs import job_configs
 
 
+GOAL = {"goal": "precision", "statistic": "overall", "target": 0.1, "confidence": 0.95}
+
+
 def _plan(**changes) -> Plan:
-    values = dict(start=3, step=2, max=8, goal={"goal": "precision", "target": 0.1},
+    values = dict(start=3, step=2, max=8, goal=GOAL,
                   conditions=["en/rte", "fr/rte"], overrides=["lang=en,fr"])
     return Plan(**{**values, **changes})
 
@@ -114,7 +117,7 @@ def test_a_rerun_continues_from_the_record_and_another_plan_is_refused(tmp_path)
                                          "still open (round 2, seeds 3–4): fr/rte"]
     before = (tmp_path / "adaptive.json").read_bytes()
     with pytest.raises(UserError, match=r"another plan \(goal.target: 0.1 -> 0.2\).*fix: rerun it with its own"):
-        start_or_continue(tmp_path, _plan(goal={"goal": "precision", "target": 0.2}))
+        start_or_continue(tmp_path, _plan(goal={**GOAL, "target": 0.2}))
     assert (tmp_path / "adaptive.json").read_bytes() == before
     assert json.loads(before)["rounds"][0]["decisions"]["fr/rte"]["state"] == OPEN
 

@@ -18,11 +18,12 @@ import pytest
 from helpers import one_error_line, refused, unwritable
 from stability import cli
 from stability.adaptive.command import parse
-from stability.adaptive.goals import goal_of
+from stability.adaptive.goals import DecisionGoal, goal_of
 from stability.adaptive.sweep import plan_of, run_adaptive
 from stability.core import adaptiverecord
 from stability.core.adaptiverecord import OPEN, AdaptiveRecord, Round, read_record, record_path, write_record
 from stability.core.errors import UserError
+from stability.core.schemas.adaptive import Adaptive
 from stability.core.runrecord import RunDir, RunRecord
 from stability.core.taxonomy import FINE_CATEGORIES, TAXONOMY
 from stability.report.collect import collect
@@ -150,6 +151,7 @@ def test_the_same_plan_spelt_otherwise_is_the_same_plan(tmp_path, monkeypatch):
      "round 1's decision for en/rte has state 'closed'"),
     (lambda data: data["rounds"][0].update(seeds=[0, 1, 2]), "round 1 (seeds [0, 1, 2]"),
     (lambda data: data["plan"].update(start="2"), "start 2, step 1, max 3: not a seed schedule"),
+    (lambda data: data["plan"]["goal"].pop("target"), "the precision goal's settings lack target"),
 ])
 def test_a_damaged_record_is_one_line(tmp_path, damage, problem):
     record = AdaptiveRecord(_plan(["en/rte", "fr/rte"]),
@@ -167,7 +169,8 @@ def test_a_damaged_record_is_one_line(tmp_path, damage, problem):
 
 def test_one_arm_of_a_decision_closed_and_a_record_that_is_a_folder_are_one_line(tmp_path):
     arms = {"en/rte": {"state": OPEN}, "en/rte/lr0.002": {"state": REJECT}}
-    decision = _plan(list(arms), goal={"goal": "decision", "compare": ["rte", "rte/lr0.002"]})
+    goal = DecisionGoal(Adaptive(goal="decision", compare=["rte", "rte/lr0.002"], start=2, max=3)).settings()
+    decision = _plan(list(arms), goal=goal)
     write_record(tmp_path, AdaptiveRecord(decision, [Round(1, [0, 1], list(arms), arms)]))
     with pytest.raises(UserError, match="round 1 left en/rte open and en/rte/lr0.002 reject; the decision goal"):
         read_record(tmp_path)
@@ -233,4 +236,5 @@ def test_the_report_says_when_the_runs_no_longer_match_the_record(tmp_path):
 
 
 def _plan(conditions: list[str], goal: dict | None = None) -> adaptiverecord.Plan:
-    return adaptiverecord.Plan(2, 1, 3, goal or {"goal": "precision", "target": 0.1}, conditions, [])
+    precision = {"goal": "precision", "statistic": "overall", "target": 0.1, "confidence": 0.95}
+    return adaptiverecord.Plan(2, 1, 3, goal or precision, conditions, [])
