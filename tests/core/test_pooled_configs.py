@@ -5,58 +5,53 @@ anything trains, `report` refuses to pool runs of two configs, and an adaptive s
 the old preset is another plan; each in one line naming the key, exit status 2, nothing written."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers import assert_one_line_error, folder_files, refused, train_cli
+from helpers import folder_files, refused
 from stability.adaptive.command import parse
 from stability.adaptive.goals import goal_of
 from stability.adaptive.sweep import plan_of
 from stability.core.adaptiverecord import OPEN, AdaptiveRecord, Round, write_record
 from stability.core.errors import UserError
 from stability.core.runmatch import condition_config, condition_differences
-from stability.core.runrecord import semantic_config
+from stability.core.runrecord import RunDir, semantic_config
 from stability.report.collect import collect
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "smoke_main_041fde0" / "smoke"
 SMOKE = Path(__file__).resolve().parents[2] / "stability" / "conf" / "experiment" / "smoke.yaml"
-LEARNING_RATE = "learning_rate: 1.0e-3"
 DIFFERENCE = "trainer.learning_rate: 0.001 -> 0.002"
-
-
-def _preset(conf: Path, learning_rate: str) -> None:
-    """The user's own preset `mine`: the smoke preset's settings (those the fixture's runs were made
-    with), at `learning_rate`."""
-    (conf / "experiment").mkdir(parents=True, exist_ok=True)
-    text = SMOKE.read_text(encoding="utf-8")
-    assert LEARNING_RATE in text
-    (conf / "experiment" / "mine.yaml").write_text(text.replace(LEARNING_RATE, learning_rate), encoding="utf-8")
 
 
 def test_a_preset_edited_between_two_commands_into_one_folder_is_refused_by_train_report_and_adaptive(
         tmp_path, capsys):
+    """The fixture's seeds 0 and 1 are the runs of the user's preset `mine` as it first was (the smoke
+    preset's settings); the user then edits its learning rate. Nothing composed `mine` in this process
+    before the edit, so its commands here compose it as a new process would."""
     conf, out = tmp_path / "conf", tmp_path / "out"
-    shutil.copytree(FIXTURE, out)    # seeds 0 and 1 of the smoke preset, finished: those of `mine` as it is first
+    shutil.copytree(FIXTURE, out)
+    (conf / "experiment").mkdir(parents=True)
+    edited = SMOKE.read_text(encoding="utf-8").replace("learning_rate: 1.0e-3", "learning_rate: 2.0e-3")
+    (conf / "experiment" / "mine.yaml").write_text(edited, encoding="utf-8")
     base = [f"hydra.searchpath=[file://{conf}]", "experiment=mine", f"out={out}"]
     adaptive = [*base, "adaptive=precision", "adaptive.start=2", "adaptive.max=3"]
-    _preset(conf, LEARNING_RATE)
-    command = parse(adaptive)   # an adaptive sweep's round 1, recorded under the preset as it was
-    write_record(out, AdaptiveRecord(plan_of(command, goal_of(command.settings)),
-                                     [Round(1, [0, 1], ["en/rte"], {"en/rte": {"state": OPEN, "n_seeds": 2}})]))
+    # an adaptive sweep whose round 1 (seeds 0 and 1) was composed from the preset as it was: its plan
+    # holds the config those runs have
+    command = parse(adaptive)
+    then = condition_config(semantic_config(RunDir(out / "en" / "rte" / "seed0").read_config_values()))
+    plan = dataclasses.replace(plan_of(command, goal_of(command.settings)), configs={"en/rte": then})
+    write_record(out, AdaptiveRecord(plan, [Round(1, [0, 1], ["en/rte"], {"en/rte": {"state": OPEN, "n_seeds": 2}})]))
     before = folder_files(out)
 
-    _preset(conf, "learning_rate: 2.0e-3")   # the user edits the preset: the same folder, the same (empty) variant
-    # each command a process of its own, as a user's (this one composed `mine` as it was)
-    more = train_cli([*base, "seed=2..3"], tmp_path)
-    assert_one_line_error(more, f"{out / 'en' / 'rte'}: the finished runs seed0, seed1 there were trained with "
-                                f"another config than this sweep's en/rte runs ({DIFFERENCE})", "force=true",
-                          "out=<another folder>")   # the only difference: the rest of `mine` is what they ran
-    resumed = train_cli(adaptive, tmp_path)
-    assert_one_line_error(resumed, "adaptive.json: the adaptive sweep recorded there has another plan "
-                                   f"(en/rte {DIFFERENCE})", "out=<another folder>")
+    more = refused(capsys, "train", *base, "seed=2..3")   # the only difference: the rest of `mine` is what they ran
+    assert (f"{out / 'en' / 'rte'}: the finished runs seed0, seed1 there were trained with another config than this "
+            f"sweep's en/rte runs ({DIFFERENCE})") in more and "force=true" in more and "out=<another folder>" in more
+    resumed = refused(capsys, "train", *adaptive)
+    assert f"adaptive.json: the adaptive sweep recorded there has another plan (en/rte {DIFFERENCE})" in resumed
     assert folder_files(out) == before   # nothing trained, nothing recorded
 
     # a seed of the new config beside them (as commands before this check left one): the report refuses
