@@ -20,9 +20,10 @@ from typing import Sequence
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from stability.adaptive.command import is_adaptive, maximum_sweep
 from stability.core.command import run_command
 from stability.core.config import CONFIG_NAME
-from stability.core.errors import exit_on_user_error
+from stability.core.errors import UserError, exit_on_user_error
 from stability.core.jobs import job_configs
 from stability.core.overrides import MULTIRUN_FLAGS, PRINT_FLAGS
 from stability.core.schemas.plan import PlanOptions
@@ -49,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Composes every training job before Hydra starts (a bad override is one line, status 2),
     then prints their plan."""
     own, training = split_arguments(list(sys.argv[1:] if argv is None else argv))
+    exit_on_user_error(refuse_adaptive)(training)
     jobs: list[DictConfig] = []
     measured: list[pd.DataFrame] = []
 
@@ -75,6 +77,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     if any(argument.split("=")[0] in PRINT_FLAGS for argument in own):
         exit_on_user_error(job_configs)(training, CONFIG_NAME)  # --cfg prints the plan's config; the training keys are checked all the same
     run_command("plan", task, own, check=check)
+
+
+def refuse_adaptive(training: list[str]) -> None:
+    """An adaptive sweep's seeds depend on its results: refused, with the command that plans its maximum."""
+    if is_adaptive(training):
+        given = " ".join(arg for arg in training if arg not in maximum_sweep(training))
+        fixed = " ".join(arg for arg in maximum_sweep(training) if arg not in MULTIRUN_FLAGS)
+        raise UserError(f"{given} makes an adaptive sweep, whose seeds depend on its results: plan plans fixed sweeps",
+                        fix=f"plan its most seeds, which no sweep of that plan exceeds: nli-stability plan {fixed}")
 
 
 def seed_power_summary(runs: list[PlannedRun], measured: pd.DataFrame, delta: float) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from stability.sweep.devices import job_device
 from stability.sweep.fused_groups import first_job_folder, fused_groups, group_members, register_followers
 from stability.sweep.guard import check_sweep
 from stability.sweep.squeue import job_queued
+from stability.sweep.table import remember_sweep
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +84,10 @@ def _train_group(settings: TrainConfig, cfg: DictConfig, path: Path,
 
 def check(configs: list[DictConfig]) -> None:
     """`sweep.guard`'s checks, then the sweep's fused groups (`sweep.fused_groups`), each refused in
-    one line where it cannot be fused, and kept for the jobs to find."""
+    one line where it cannot be fused, and kept for the jobs to find; the run folders kept for the
+    sweep's table."""
     check_sweep(configs)
+    remember_sweep(configs)
     groups = fused_groups(configs)
     for group in groups:
         from stability.finetune.fused import refuse_unfusable   # torch: only for a fused sweep
@@ -120,11 +123,12 @@ def adaptive(arguments: list[str]) -> None:
         run_adaptive(arguments, train)
 
 
-def train(argv: Sequence[str]) -> None:
-    """One training command: a single run or a multirun."""
+def train(argv: Sequence[str], ready: Callable[[], None] | None = None) -> None:
+    """One training command: a single run or a multirun; `ready` is called once every check has
+    passed, before the first job starts (an adaptive sweep records its plan there)."""
     run_command(CONFIG_NAME, task, argv, check=check, extra_overrides=rank_overrides(),
                 hold=partial(hold_run, slurm_queued=job_queued), claimed=True,  # one writer per run
-                interrupted=interrupted)
+                interrupted=interrupted, ready=ready)
     leave_process_group()
 
 

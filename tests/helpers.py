@@ -7,12 +7,16 @@ import shutil
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
+import pytest
 
 from forked_cli import run_module
 
+from stability import cli
 from stability.core.config import compose_config
 from stability.core.runrecord import iter_runs
 
@@ -63,6 +67,27 @@ def interrupt_when(process: subprocess.Popen, ready, timeout_s: float = 300) -> 
     return process.communicate(timeout=120)
 
 
+@contextmanager
+def unwritable(folder: Path) -> Iterator[None]:
+    """`folder` made unwritable for this process: without write permission for a user, immutable
+    (`chattr +i`) for root, whom permissions do not stop; skipped where neither can be done."""
+    if os.geteuid() != 0:
+        mode = folder.stat().st_mode
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(mode)
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
+                                                         capture_output=True).returncode != 0:
+        pytest.skip("root, and this file system cannot make a folder immutable (chattr +i)")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
     """A user error: status 2 and one stderr line `error: ... (fix: ...)` holding every fragment."""
     assert result.returncode == 2, result.stderr
@@ -71,6 +96,26 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
     assert lines[0].startswith("error: ") and "fix:" in lines[0]
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+
+
+def one_error_line(text: str, *fragments: str) -> str:
+    """The only line of `text`, a user error with a fix holding every fragment; returns it."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, text
+    assert lines[0].startswith("error: ") and "(fix: " in lines[0], lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def refused(capsys, *argv: str) -> str:
+    """Run `nli-stability ARGV` in this process; it must exit 2 with one error line, returned."""
+    with pytest.raises(SystemExit) as stop:
+        cli.main(list(argv))
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert not captured.out.strip(), captured.out
+    return one_error_line(captured.err)
 
 
 def assert_report_refuses(runs_dir: Path, out: Path, line: str, capsys) -> None:

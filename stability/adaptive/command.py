@@ -1,11 +1,14 @@
 """An adaptive sweep's command line: its own settings, its conditions, and each round's multiruns.
 
-The `adaptive=...` and `adaptive.<key>=...` overrides (and `seed=adaptive`) are the sweep's own,
-composed apart (`conf/adaptive_sweep.yaml`); the rest is an ordinary training sweep's command line
-with the seeds left to the plan. Its jobs at seed 0 give the conditions (lang, setup, variant) and
-the overrides that make each. A round runs some conditions at its seeds: the basic sweeper takes
-only cartesian products, so the open conditions are covered by as few products of their overrides
-as the grouping below finds (one while every condition is open), each one multirun.
+The `adaptive=<goal>` and `adaptive.<key>=...` overrides (and `seed=adaptive`) are the sweep's own,
+composed apart (`conf/adaptive_sweep.yaml`); the goal is always chosen on the command line, so a stray
+`adaptive.<key>=` never starts a sweep of a default goal. The rest is an ordinary training sweep's
+command line with the seeds left to the plan. Its jobs at seed 0 give the conditions (lang, setup,
+variant), the overrides that make each and its composed config. A round runs some conditions at its
+seeds: the basic sweeper takes only cartesian products, so the open conditions are covered by as few
+products of their overrides as the grouping below finds (one while every condition is open), each one
+multirun. A schedule no round of which could run is refused before anything is written: a round
+larger than one command composes (`MAX_JOBS`), or one that would split a fused block of seeds.
 """
 from __future__ import annotations
 
@@ -20,8 +23,11 @@ from stability.core.confdir import CONF_DIR
 from stability.core.errors import UserError
 from stability.core.identity import run_subdir
 from stability.core.jobs import job_configs, without_hydra
-from stability.core.overrides import MULTIRUN_FLAGS, prepare_argv, split_flags
-from stability.core.schemas.adaptive import Adaptive
+from stability.core.markdown import counted
+from stability.core.overrides import MAX_JOBS, MULTIRUN_FLAGS, prepare_argv, split_flags
+from stability.core.runmatch import condition_config
+from stability.core.runrecord import semantic_config
+from stability.core.schemas.adaptive import GOALS, MAX_SEEDS, Adaptive
 
 ADAPTIVE_KEY, SEED_KEY = "adaptive", "seed"
 SEED_ADAPTIVE = "seed=adaptive"   # the seeds are the plan's
@@ -44,13 +50,16 @@ def _is_adaptive_key(argument: str) -> bool:
 
 @dataclass(frozen=True)
 class Condition:
-    """One condition of the sweep: its name (`lang/setup[/variant]`), identity and overrides (no seed)."""
+    """One condition of the sweep: its name (`lang/setup[/variant]`), identity, overrides (no seed),
+    composed config (`runmatch.condition_config`) and engine (`trainer.fuse_seeds`)."""
 
     name: str
     lang: str
     setup: str
     variant: str
     overrides: dict[str, str]
+    config: dict
+    fuse_seeds: int
 
     def run(self, folder: Path, seed: int) -> Path:
         return folder / run_subdir(self.lang, self.setup, self.variant, seed)
@@ -95,11 +104,27 @@ def _products(rows: list[dict[str, str]], keys: list[str]) -> list[dict[str, lis
     return [{key: values, **product} for below, values in merged.values() for product in below]
 
 
+def maximum_sweep(argv: list[str]) -> list[str]:
+    """The fixed sweep of an adaptive command line's most seeds (`adaptive.max`, default goal
+    precision's where none is chosen): its training overrides with `seed=0..<max - 1>`, what no
+    sweep of its plan exceeds (`plan` plans that)."""
+    own = [arg for arg in argv if _is_adaptive_key(arg)]
+    if not any(_key(arg) == ADAPTIVE_KEY for arg in own):
+        own = [f"{ADAPTIVE_KEY}={GOALS[0]}", *own]
+    settings = OmegaConf.to_object(without_hydra(job_configs(own, CONFIG_NAME)[0]))
+    training = [arg for arg in argv if not _is_adaptive_key(arg) and arg != SEED_ADAPTIVE and _key(arg) != SEED_KEY]
+    return [*training, f"{SEED_KEY}=0..{settings.adaptive.max - 1}"]
+
+
 def parse(argv: list[str]) -> AdaptiveCommand:
     """The adaptive settings, the conditions and the hydra overrides of an adaptive command line;
     a flag other than -m, or seeds given on it, is one UserError."""
     _refuse_flags_and_seeds(argv)
     own = [arg for arg in argv if _is_adaptive_key(arg)]
+    if not any(_key(arg) == ADAPTIVE_KEY for arg in own):
+        given = own[0] if own else SEED_ADAPTIVE
+        raise UserError(f"'{given}' without adaptive=<goal>: an adaptive sweep's goal is chosen on the command line",
+                        fix=f"add {' or '.join(f'{ADAPTIVE_KEY}={goal}' for goal in GOALS)} (docs/adaptive-sweeps.md)")
     training = [arg for arg in argv if not arg.startswith("-") and not _is_adaptive_key(arg) and arg != SEED_ADAPTIVE]
     settings = OmegaConf.to_object(without_hydra(job_configs(own, CONFIG_NAME)[0]))
     configs = job_configs([MULTIRUN_FLAGS[1], *training, f"{SEED_KEY}=0"])
@@ -111,7 +136,9 @@ def parse(argv: list[str]) -> AdaptiveCommand:
     parsed = OverridesParser.create().parse_overrides(
         [arg for arg in prepare_argv(training, CONF_DIR) if not arg.startswith("-")])
     hydra = [o.input_line for o in parsed if o.is_hydra_override()]   # the launcher: no part of the plan
-    return AdaptiveCommand(settings.adaptive, Path(folders[0]), _conditions(configs), hydra,
+    conditions = _conditions(configs)
+    _refuse_schedules_that_cannot_run(settings.adaptive, conditions)
+    return AdaptiveCommand(settings.adaptive, Path(folders[0]), conditions, hydra,
                            [o.input_line for o in parsed if not o.is_hydra_override()])
 
 
@@ -145,5 +172,37 @@ def _conditions(configs: list[DictConfig]) -> dict[str, Condition]:
     for cfg in configs:
         overrides = dict(line.split("=", 1) for line in cfg.hydra.overrides.task if _key(line) != SEED_KEY)
         name = str(cfg.hydra.sweep.subdir).rsplit("/", 1)[0]
-        conditions[name] = Condition(name, str(cfg.lang.code), str(cfg.setup), str(cfg.variant), overrides)
+        conditions[name] = Condition(name, str(cfg.lang.code), str(cfg.setup), str(cfg.variant), overrides,
+                                     condition_config(semantic_config(without_hydra(cfg))),
+                                     int(cfg.trainer.fuse_seeds))
     return conditions
+
+
+def _refuse_schedules_that_cannot_run(settings: Adaptive, conditions: dict[str, Condition]) -> None:
+    """Every round is one training command of at most `MAX_JOBS` jobs (the last, every condition at
+    `max` seeds, is the largest: a round trains each open condition's seeds so far), and holds whole
+    blocks of each fused condition's seeds (`trainer.fuse_seeds=K` trains seeds K at a time)."""
+    if settings.max * len(conditions) > MAX_JOBS:
+        most = MAX_JOBS // len(conditions)
+        raise UserError(f"adaptive.max={settings.max} seeds of {counted(len(conditions), 'condition')} is a round of "
+                        f"{settings.max * len(conditions):,} jobs, more than the {MAX_JOBS:,} one command composes "
+                        "and checks before it starts",
+                        fix=f"pass adaptive.max=<at most {most}>, or split the conditions over adaptive sweeps "
+                            "with an out= each" if most >= settings.start else
+                            "split the conditions over adaptive sweeps with an out= each")
+    for condition in conditions.values():
+        k = condition.fuse_seeds
+        schedule = {"start": settings.start, "step": settings.step, "max": settings.max}
+        split = {key: value for key, value in schedule.items() if value % k}
+        if split:
+            whole = " ".join(f"adaptive.{key}={_whole_blocks(value, k)}" for key, value in schedule.items())
+            raise UserError(f"trainer.fuse_seeds={k} trains {condition.name}'s seeds in blocks of {k}, and "
+                            f"{', '.join(f'adaptive.{key}={value}' for key, value in split.items())} would end a round "
+                            "inside a block",
+                            fix=f"give every round whole blocks: {whole} (multiples of {k})")
+
+
+def _whole_blocks(seeds: int, k: int) -> int:
+    """`seeds` rounded up to whole blocks of `k`, or down where up is more than `MAX_SEEDS`."""
+    up = -(-seeds // k) * k
+    return up if up <= MAX_SEEDS else seeds // k * k

@@ -69,7 +69,8 @@ log = logging.getLogger(__name__)
 def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None, *,
                 check: Check | None = None, extra_overrides: Sequence[str] = (), hold: Hold | None = None,
                 claimed: bool = False,
-                interrupted: Interrupted = lambda configs, multirun: STARTS_OVER) -> None:
+                interrupted: Interrupted = lambda configs, multirun: STARTS_OVER,
+                ready: Callable[[], None] | None = None) -> None:
     """Compose and check every job of `argv`, run `check` on them (e.g. no two runs share a
     directory), check that every job's folder is one it may write, and the launcher's
     preflight, then hand the command line to Hydra, which calls `task(cfg)` once per job.
@@ -79,7 +80,8 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
     holds each job's folder while the job runs, before the job writes anything there; each
     job's folder is then a run, its own. `claimed`: the task calls `claim_job_folder()` before it
     writes into its folder, and the command's config has Hydra write no `.hydra/` and its log
-    file held back (`core.joboutput`). `interrupted` says what Ctrl-C leaves behind.
+    file held back (`core.joboutput`). `interrupted` says what Ctrl-C leaves behind. `ready`, if
+    given, is called once every check and the preflight have passed, before Hydra starts.
     """
     arguments = prepare_argv(list(sys.argv[1:] if argv is None else argv), CONF_DIR)
     unknown = [arg for arg in arguments if arg.startswith("-") and arg.split("=")[0] not in HYDRA_FLAGS]
@@ -101,6 +103,8 @@ def run_command(config_name: str, task: Task, argv: Sequence[str] | None = None,
             check(configs)
         if multirun and configs:  # only a sweep goes through the launcher
             _preflight(configs[0])
+        if ready is not None:
+            ready()
         sys.argv = [sys.argv[0], *arguments, *extra_overrides]
         with deferred():  # Hydra composes each job's config here (see core.interrupts)
             hydra.main(version_base="1.3", config_path=str(CONF_DIR),

@@ -112,6 +112,13 @@ def run_subdir(lang: object, setup: object, variant: object, seed: object) -> st
     return f"{lang}/{setup}/{variant_part}seed{seed}"
 
 
+def condition_run_subdir(condition: str, seed: object) -> str:
+    """`run_subdir` of seed `seed` of the condition named `lang/setup[/variant]` (a run's folder
+    without its seed, as an adaptive sweep's record names it)."""
+    lang, setup, *variant = condition.split("/", 2)
+    return run_subdir(lang, setup, variant[0] if variant else "", seed)
+
+
 def variant_family(variant: str) -> str:
     """The variant without its `init<N>` / `order<N>` items: the runs of one seed_init × seed_order
     grid share a family."""

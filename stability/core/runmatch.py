@@ -15,6 +15,12 @@ command refuses, naming the config keys and the input contents that differ
   for and the run has none.
 - *other*: anything else differs.
 
+The runs of one condition (lang, setup, variant: one folder of seeds) are pooled as its seeds, so they
+must share everything but what seeds may differ in (`condition_config`): the variant names what a run
+changed against its experiment's defaults *as composed now*, so a user preset edited between two
+commands puts runs of two configs in one folder, and only their configs tell them apart
+(`condition_differences`; refused by `sweep.guard` before training, by the report before pooling).
+
 A checkpoint (`trainer.resume=true`) is judged the same way before a run continues from it: it
 carries its attempt's identity (`checkpoint_identity`: the semantic config and its fingerprint, the
 input contents, and whether dynamics were recorded), and a run resumes only from one whose
@@ -23,13 +29,15 @@ over), since epochs of the old data or config would be continued on the new.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
-from stability.core.runrecord import (EVAL_LANG_ROLE, RunDir, config_fingerprint, config_fingerprints,
+from stability.core.identity import NOT_VARIANT_KEYS
+from stability.core.runrecord import (EVAL_LANG_ROLE, RunDir, config_fingerprint, config_fingerprints, drop_key,
                                       semantic_config)
 
 ABSENT, SAME, RECORD_MORE, OTHER = "absent", "same", "record more", "other"
@@ -38,6 +46,12 @@ _RECORDED_ONLY = ("data.extra_eval", "data.eval_langs")
 # the input roles of what is scored after training: extra evaluation sets, other languages' diagnostic sets
 _RECORDED_ONLY_ROLES = ("extra:", EVAL_LANG_ROLE)
 _SHORT = 8
+# What the seeds of one condition may differ in: the seeds, the experiment's name (a folder's) and the keys
+# that change no result (`identity.NOT_VARIANT_KEYS`: data locations, the evaluation batch size, the extra
+# evaluation sets, which only add records, ...). Bookkeeping keys (W&B, paths, out, saving weights or
+# dynamics) are no part of the semantic config to begin with. Which other languages' diagnostic sets a run was
+# scored on (`data.eval_langs`) adds records too: the setup says that it has some (`rte@en`), not which.
+POOLED_ACROSS = ("seed", "seed_init", "seed_order", "experiment_name", *NOT_VARIANT_KEYS, "data.eval_langs")
 
 Inputs = Mapping[str, Mapping[str, str]]
 
@@ -106,6 +120,21 @@ def _key_differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> lis
     keys = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
     return [f"{key}: {old.get(key)} -> {new.get(key)}" for key in keys] or \
         ["the config fingerprint (the same values, written differently)"]
+
+
+def condition_config(semantic: Mapping[str, Any]) -> dict[str, Any]:
+    """What every seed of one condition must share: a semantic config (`runrecord.semantic_config`)
+    less `POOLED_ACROSS` (`seed_init` / `seed_order` set apart from the seed are in the variant already)."""
+    shared = copy.deepcopy(dict(semantic))
+    for dotted in POOLED_ACROSS:
+        drop_key(shared, dotted)
+    return shared
+
+
+def condition_differences(first: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
+    """`key: first -> other` for each value two condition configs (`condition_config`) differ in; empty
+    where the two runs are seeds of one condition."""
+    return [] if first == other else _key_differences(first, other)
 
 
 def checkpoint_identity(composed: DictConfig, inputs: Inputs, dynamics: bool) -> dict[str, Any]:

@@ -32,8 +32,9 @@ Which code made each run travels beside the table too, as `Collected.provenance`
 recorded), written to results.csv after `n_added` and read back from it. Runs of one
 (lang, setup, variant) that read different inputs are refused (`provenance.check_same_inputs`);
 `runs.inputs_recorded` tells which records hold their input hashes. So are runs of one (lang,
-setup, variant) that trained in different precisions (`provenance.check_same_precision`) or by
-different engines (`provenance.check_same_engine`).
+setup, variant) that trained in different precisions (`provenance.check_same_precision`), by
+different engines (`provenance.check_same_engine`) or with configs that differ in more than the seeds
+(`provenance.check_same_config`).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ from stability.core.runrecord import RunDir, RunRecord, iter_runs
 from stability.core.identity import variant_family
 from stability.core.setups import n_added_from_setup
 from stability.core.taxonomy import COARSE_CATEGORIES, FINE_CATEGORIES
-from stability.report.provenance import check_same_engine, check_same_inputs, check_same_precision
+from stability.report.provenance import check_same_config, check_same_engine, check_same_inputs, check_same_precision
 from stability.statistics.seeds import CONDITION_SEPARATOR, TIDY_COLUMNS
 
 RESULT_COLUMNS = TIDY_COLUMNS + ["n_added"]
@@ -124,6 +125,7 @@ def collect(paths: list[Path]) -> Collected:
     check_same_inputs(recorded)
     check_same_precision(recorded)
     check_same_engine(recorded)
+    check_same_config(recorded)
     results["n_added"] = results["n_added"].astype("Int64")
     results = _sorted(results)
     return Collected(

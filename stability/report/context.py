@@ -15,6 +15,7 @@ from typing import Callable
 
 import pandas as pd
 
+from stability.core.adaptiverecord import AdaptiveRecord, read_record
 from stability.core.errors import UserError
 from stability.core.qaflags import FLAGGED_FILE, TRANSLATION_CHECKS, read_flags
 from stability.core.schemas.report import ReportSchema
@@ -54,6 +55,8 @@ class Context:
     annotate: Annotate | None = None                # the rule-based annotator, handed in by the command
     clusters: ItemClusters = field(default_factory=ItemClusters)   # what item-level bootstraps draw together
     read_records: ReadRecords | None = None         # a run's diagnostic records in a language, handed in by the command
+    # the adaptive sweeps' records in folders of `runs=`, read (and checked) before anything is written
+    adaptive_records: list[tuple[Path, AdaptiveRecord]] = field(default_factory=list)
 
     @cached_property
     def results(self) -> pd.DataFrame:
@@ -91,7 +94,7 @@ class Context:
     def decided_pairs(self) -> set[frozenset[str]]:
         """The pairs an adaptive sweep's decision goal compared (`report.sequential_pairs`): the sections
         that test a pair give no fixed-n p-value for these."""
-        return decided_pairs(self.paths)
+        return decided_pairs([record for _, record in self.adaptive_records])
 
     def decided_sequentially(self, a: str, b: str) -> bool:
         return frozenset((a, b)) in self.decided_pairs
@@ -181,6 +184,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None, read_record
     clusters = item_clusters(options.cluster, predictions, collected.runs, read_records)
     # read here, so an unreadable dynamics file stops the report before anything is written
     dynamics = read_run_dynamics(without_failed(collected.runs, failed) if options.exclude_failed else collected.runs)
+    records = [(path, record) for path in paths if path.is_dir() and (record := read_record(path)) is not None]
     out = Path(options.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -188,7 +192,7 @@ def prepare(options: ReportSchema, annotate: Annotate | None = None, read_record
         raise UserError(f"cannot create the output folder ({err.strerror})", path=out,
                         fix="choose another out=DIR") from None
     return Context(options, paths, out, collected, failed, all_results, kept_results, predictions, flagged, dynamics,
-                   annotate, clusters, read_records)
+                   annotate, clusters, read_records, records)
 
 
 def check_consistency_pair(pair: list[str] | None, predictions: pd.DataFrame) -> None:

@@ -5,7 +5,10 @@ Seed statistics are only seed statistics when the seeds are all that differs: ru
 runs) are refused, role by role; a run with no recorded inputs (written before schema 4)
 matches anything, and the report counts such runs. So are runs of one (lang, setup, variant) that
 trained in different precisions: `trainer.mixed_precision=auto` is bf16 on one machine and
-float32 on another; and so are runs trained by different engines (solo, fused: `check_same_engine`).
+float32 on another; and so are runs trained by different engines (solo, fused: `check_same_engine`),
+and runs whose configs differ in more than what seeds of one condition may (`check_same_config`,
+`core.runmatch.condition_config`): a user preset edited between two commands into one folder gives
+runs of two configs one variant.
 Runs of different code commits are pooled, since most commits change no
 result, but report.md names the commits (`code_sentence`).
 """
@@ -19,7 +22,8 @@ import pandas as pd
 
 from stability.core.errors import UserError
 from stability.core.markdown import counted
-from stability.core.runrecord import RunDir, RunRecord
+from stability.core.runmatch import condition_config, condition_differences
+from stability.core.runrecord import RunDir, RunRecord, fingerprint, semantic_config
 
 SHORT_HASH = 8
 SHORT_COMMIT = 7
@@ -53,6 +57,30 @@ def check_same_engine(runs: Runs) -> None:
     engines (`solo`, `fused<K>`: `trainer.fuse_seeds`), naming one run of each. The engine is in
     the variant, so this takes runs gathered from folders whose presets chose different engines."""
     _check_same_training(runs, "engines", lambda path, record: RunDir.engine(record))
+
+
+def check_same_config(runs: Runs) -> None:
+    """Refuse, in one line, the first (lang, setup, variant) whose runs' configs (config.yaml) differ in
+    more than seeds of one condition may, naming the keys, a run of each config and the runs of the
+    first config to report apart; a run without config.yaml (a hand-made record) matches any."""
+    for cell, members in _cells(runs):
+        if len(members) < 2:
+            continue
+        by_config: dict[str, list[tuple[Path, dict]]] = {}
+        for path, _ in members:
+            values = RunDir(path).read_config_values()
+            if values is not None:
+                shared = condition_config(semantic_config(values))
+                by_config.setdefault(fingerprint(shared), []).append((path, shared))
+        if len(by_config) > 1:
+            folder = _common_folder([path for path, _ in members])
+            (first_path, first), (other_path, other) = (paths[0] for paths in by_config.values())
+            differences = "; ".join(condition_differences(first, other))
+            paths = [path for path, _ in next(iter(by_config.values()))]
+            raise UserError(f"{len(members)} runs of {cell} were trained with {len(by_config)} configs: "
+                            f"{_name(first_path, folder)} and {_name(other_path, folder)} differ in {differences}",
+                            path=folder, fix=f"report each config's runs apart, e.g. runs=[{','.join(map(str, paths))}] "
+                                             "out=report-1, or train them again into separate out= folders")
 
 
 def _check_same_training(runs: Runs, what: str, how: Callable[[Path, RunRecord], str | None]) -> None:

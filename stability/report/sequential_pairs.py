@@ -9,19 +9,16 @@ The sections that test a pair leave out their fixed-n p-values for these pairs a
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from stability.core.adaptiverecord import read_record
+from stability.core.adaptiverecord import AdaptiveRecord
 from stability.core.schemas.adaptive import DECISION
 from stability.report.compare import Condition
 
 
-def decided_pairs(paths: list[Path]) -> set[frozenset[str]]:
-    """The compared pair (condition names as the report writes them) of each decision record in `paths`."""
+def decided_pairs(records: list[AdaptiveRecord]) -> set[frozenset[str]]:
+    """The compared pair (condition names as the report writes them) of each decision record."""
     pairs = set()
-    for path in paths:
-        record = read_record(path) if path.is_dir() else None
-        if record is not None and record.plan.goal.get("goal") == DECISION:
+    for record in records:
+        if record.plan.goal.get("goal") == DECISION:
             pairs.add(frozenset(str(Condition.parse(text)) for text in record.plan.goal["compare"]))
     return pairs
 

@@ -10,6 +10,11 @@
 - **A finished run replaced** by a job of another config or other input content
   (`stability.core.runmatch`): the folder is left alone and the command refuses, one line per
   folder, naming what differs; `force=true` redoes such runs and keeps the finished ones.
+- **Two configs pooled as one condition's seeds**: the finished seeds beside a job's run (its
+  condition's folder) that this sweep leaves as they are must share the job's config but for what
+  seeds may differ in (`runmatch.condition_config`). The variant names only what differs from the
+  experiment's defaults as composed now, so a user preset edited between two commands into one
+  folder would add seeds of the new config to those of the old.
 Each is refused with what makes it so and how to proceed; nothing is written.
 """
 from __future__ import annotations
@@ -21,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from stability.core.errors import UserError
 from stability.core.jobs import without_hydra
-from stability.core.runmatch import ABSENT, OTHER, Verdict, judge, leaves
+from stability.core.runmatch import ABSENT, OTHER, Verdict, condition_config, condition_differences, judge, leaves
 from stability.core.runrecord import RunDir, fingerprint, semantic_config
 from stability.core.schemas.train import train_settings
 
@@ -36,9 +41,11 @@ def run_directory(cfg: DictConfig) -> Path:
 
 def check_sweep(configs: list[DictConfig]) -> None:
     """Every check of this module, cheapest first."""
+    semantics = [semantic_config(without_hydra(cfg)) for cfg in configs]
     refuse_shared_run_dirs(configs)
-    refuse_repeated_computations(configs)
+    refuse_repeated_computations(configs, semantics)
     refuse_replacing_finished_runs(configs)
+    refuse_pooling_other_configs(configs, semantics)
 
 
 def refuse_shared_run_dirs(configs: list[DictConfig]) -> None:
@@ -56,11 +63,12 @@ def refuse_shared_run_dirs(configs: list[DictConfig]) -> None:
                             fix="sweep such a key in separate commands, each with its own paths.output_dir")
 
 
-def refuse_repeated_computations(configs: list[DictConfig]) -> None:
-    """Raise a UserError naming two jobs that would compute the same thing in two directories."""
+def refuse_repeated_computations(configs: list[DictConfig], semantics: list[dict]) -> None:
+    """Raise a UserError naming two jobs that would compute the same thing in two directories
+    (`semantics`: each job's semantic config)."""
     by_computation: dict[str, list[DictConfig]] = defaultdict(list)
-    for cfg in configs:
-        by_computation[_computation(cfg)].append(cfg)
+    for cfg, semantic in zip(configs, semantics):
+        by_computation[_computation(semantic)].append(cfg)
     for same in by_computation.values():
         if len(same) > 1:
             why = " (seed does nothing when seed_init and seed_order are both set)" \
@@ -97,10 +105,52 @@ def finished_run_verdict(cfg: DictConfig, run: RunDir) -> Verdict:
                  settings.trainer.dynamics)
 
 
-def _computation(cfg: DictConfig) -> str:
+def refuse_pooling_other_configs(configs: list[DictConfig], semantics: list[dict]) -> None:
+    """Raise a UserError naming the first condition folder whose finished seeds, left as they are by
+    this sweep, were trained with another config than the sweep's jobs of that condition."""
+    jobs = {run_directory(cfg): (cfg, semantic) for cfg, semantic in zip(configs, semantics)}
+    folders, checked = set(jobs), set()
+    for directory, (cfg, semantic) in jobs.items():
+        if directory.parent in checked:
+            continue
+        checked.add(directory.parent)
+        mine = condition_config(semantic)
+        others = [(run, differences) for run in _seeds_beside(directory, cfg, folders)
+                  if (values := run.read_config_values()) is not None
+                  and (differences := condition_differences(condition_config(semantic_config(values)), mine))]
+        if others:
+            names = ", ".join(run.path.name for run, _ in others)
+            condition = "/".join(filter(None, (str(cfg.lang.code), str(cfg.setup), str(cfg.variant))))
+            raise UserError(f"{directory.parent}: the finished runs {names} there were trained with another config "
+                            f"than this sweep's {condition} runs ({'; '.join(others[0][1])}), and "
+                            "would be pooled with them as the seeds of one condition",
+                            fix="train with their config again (the preset and overrides they were trained with) to "
+                                "add seeds to them, sweep their seeds too with force=true to redo them with this "
+                                "config, or pass out=<another folder> to keep both")
+
+
+def _seeds_beside(directory: Path, cfg: DictConfig, jobs: set[Path]) -> list[RunDir]:
+    """The finished runs in the folders beside the job's run folder that are of its condition
+    (lang, setup, variant) and no job of this sweep: the condition's other seeds, left as they are."""
+    folder = directory.parent
+    runs = [RunDir(child) for child in sorted(folder.iterdir()) if child not in jobs] if folder.is_dir() else []
+    condition = (str(cfg.lang.code), str(cfg.setup), str(cfg.variant))
+    return [run for run in runs if run.is_finished() and _condition_of(run) == condition]
+
+
+def _condition_of(run: RunDir) -> tuple[str, str, str] | None:
+    """(lang, setup, variant) of a finished run; None where its record cannot be read."""
+    try:
+        record = run.read_record()
+    except UserError:
+        return None
+    return record.lang, record.setup, record.variant
+
+
+def _computation(semantic: dict) -> str:
     """A hash of what a job computes: its semantic config without `seed`, whose effect is all
     in `seed_init` and `seed_order` once they are resolved."""
-    semantic = semantic_config(without_hydra(cfg))
+    semantic = dict(semantic)
     semantic.pop("seed", None)
     return fingerprint(semantic)
 

@@ -1,4 +1,9 @@
-"""The sweep's text tables: a Hydra callback prints the results table when a multirun ends."""
+"""The sweep's text tables: a Hydra callback prints the results table when a multirun ends.
+
+The table lists the runs of the sweep that ended (the training command remembers its jobs' run
+folders, `remember_sweep`), not every run its folder holds: a folder extended by several sweeps, or
+an adaptive sweep's round, would otherwise list the runs of other commands as this one's. The other
+finished runs there are counted in the header."""
 from __future__ import annotations
 
 import re
@@ -9,10 +14,13 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from stability.core.markdown import counted, num
-from stability.core.runrecord import RunRecord, iter_runs
+from stability.core.runrecord import RunDir, RunRecord, iter_runs
+from stability.sweep.guard import run_directory
 
 # a cell of a right-aligned column: a number, or missing
 _NUMBER = re.compile(r"-?\d|–$|$")
+# per sweep folder, the run folders of the sweep this process checked last there
+_SWEEP_RUNS: dict[Path, tuple[Path, ...]] = {}
 
 
 def text_table(rows: list[list[str]]) -> str:
@@ -46,12 +54,23 @@ def format_table(rows: list[RunRecord]) -> str:
     return text_table(lines)
 
 
+def remember_sweep(configs: list[DictConfig]) -> None:
+    """Remember the run folders of the sweep of `configs` (checked, about to launch) for its table."""
+    if configs:
+        _SWEEP_RUNS[Path(str(configs[0].hydra.sweep.dir))] = tuple(run_directory(cfg) for cfg in configs)
+
+
 class SweepTable(Callback):
-    """Reads the record of every finished run under the sweep directory once all jobs have returned."""
+    """Reads the record of every finished run of the sweep once all jobs have returned (of every run
+    under the sweep directory where this process did not check the sweep)."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        rows = [run.read_record(require=("val_accuracy", "overall_mcc", "mean_category_mcc"))
-                for run in iter_runs(sweep_dir)]
+        everything = list(iter_runs(sweep_dir))
+        folders = _SWEEP_RUNS.get(sweep_dir)
+        runs = everything if folders is None else [run for run in map(RunDir, folders) if run.is_finished()]
+        rows = [run.read_record(require=("val_accuracy", "overall_mcc", "mean_category_mcc")) for run in runs]
+        more = len(everything) - len(rows)
         if rows:
-            print(f"\nResults in {sweep_dir} ({counted(len(rows), 'run')}):\n{format_table(rows)}")
+            print(f"\nResults in {sweep_dir} ({counted(len(rows), 'run')}{f'; {more} more in the folder' if more else ''}):"
+                  f"\n{format_table(rows)}")

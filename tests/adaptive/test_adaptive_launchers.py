@@ -14,7 +14,7 @@ from stability.core.runrecord import RunDir
 @pytest.mark.slow   # three quick smoke runs in two rounds
 def test_rounds_run_on_the_local_gpus_launcher_until_the_maximum(tmp_path):
     out = tmp_path / "outputs" / "quick"
-    result = train_cli([*QUICK, f"out={out}", "hydra/launcher=local_gpus", "hydra.launcher.n_jobs=2", "seed=adaptive",
+    result = train_cli([*QUICK, f"out={out}", "hydra/launcher=local_gpus", "hydra.launcher.n_jobs=2", "adaptive=precision",
                         "adaptive.start=2", "adaptive.max=3", "adaptive.target=0.5"], tmp_path)
     assert result.returncode == 0, result.stderr
     record = read_record(out)

@@ -15,8 +15,11 @@ from stability.core.errors import UserError
 from stability.core.jobs import job_configs
 
 
+GOAL = {"goal": "precision", "statistic": "overall", "target": 0.1, "confidence": 0.95}
+
+
 def _plan(**changes) -> Plan:
-    values = dict(start=3, step=2, max=8, goal={"goal": "precision", "target": 0.1},
+    values = dict(start=3, step=2, max=8, goal=GOAL,
                   conditions=["en/rte", "fr/rte"], overrides=["lang=en,fr"])
     return Plan(**{**values, **changes})
 
@@ -68,6 +71,20 @@ def test_round_commands_name_the_open_conditions_and_the_round_seeds(tmp_path):
     (["adaptive=precision", "--cfg", "job"], "an adaptive sweep takes overrides only, not '--cfg'"),
     (["adaptive=precision", "seed_init=0"], "the runs' folder changes with the seed (en/rte at seed 0, "
                                             "en/rte/init0 at seed 1)"),
+    # sizes bounded before round 1, with an adaptive sweep's fix (not a fixed sweep's seed=0..1999)
+    (["adaptive=precision", "adaptive.start=2500"], "adaptive.start=2500 is out of range: an adaptive sweep gives a "
+                                                    "condition at most 100 seeds"),
+    (["adaptive=precision", "adaptive.max=300"], "adaptive.max=300 is out of range"),
+    (["adaptive=precision", "adaptive.calibration_sims=1"], "pass adaptive.calibration_sims=<a number in [100, 10000]>"),
+    (["adaptive=precision", "adaptive.calibration_sims=1000000000"], "adaptive.calibration_sims=1000000000 is out of"),
+    # a goal is chosen, never a default one started by a stray key
+    (["adaptive.target=0.2"], "'adaptive.target=0.2' without adaptive=<goal>"),
+    (["seed=adaptive"], "'seed=adaptive' without adaptive=<goal>: an adaptive sweep's goal is chosen on the command "
+                        "line (fix: add adaptive=precision or adaptive=decision"),
+    # a fused schedule checked against its blocks before round 1
+    (["adaptive=precision", "trainer.fuse_seeds=2"],
+     "trainer.fuse_seeds=2 trains en/rte/fused2's seeds in blocks of 2, and adaptive.start=3, adaptive.step=1 would "
+     "end a round inside a block (fix: give every round whole blocks: adaptive.start=4 adaptive.step=2 adaptive.max=10"),
 ])
 def test_wrong_adaptive_settings_are_one_line(argv, fragment):
     with pytest.raises(UserError, match="fix: ") as refused:
@@ -75,21 +92,32 @@ def test_wrong_adaptive_settings_are_one_line(argv, fragment):
     assert fragment in str(refused.value)
 
 
+def test_a_round_larger_than_one_command_is_refused_with_an_adaptive_fix(monkeypatch):
+    """The last round trains every condition's seeds so far: `max` seeds of each, at most MAX_JOBS
+    jobs (here 10, so one condition shows it)."""
+    monkeypatch.setattr("stability.adaptive.command.MAX_JOBS", 10)
+    with pytest.raises(UserError, match=r"adaptive.max=11 seeds of 1 condition is a round of 11 jobs, more than the 10 "
+                                        r"one command composes .*fix: pass adaptive.max=<at most 10>, or split"):
+        parse(["experiment=smoke", "adaptive=precision", "adaptive.max=11"])
+
+
 def test_a_rerun_continues_from_the_record_and_another_plan_is_refused(tmp_path):
     plan = _plan()
-    record = start_or_continue(tmp_path, plan)
-    assert read_record(tmp_path) == record and record.next_round() == (1, [0, 1, 2], ["en/rte", "fr/rte"])
+    record, recorded = start_or_continue(tmp_path, plan)
+    assert not recorded and read_record(tmp_path) is None   # written once round 1 is about to train
+    assert record.next_round() == (1, [0, 1, 2], ["en/rte", "fr/rte"])
+    write_record(tmp_path, record)
     decided = record.with_round(Round(1, [0, 1, 2], ["en/rte", "fr/rte"],
                                       {"en/rte": {"state": REACHED, "n_seeds": 3, "width": 0.05},
                                        "fr/rte": {"state": OPEN, "n_seeds": 3, "width": 0.3}}))
     write_record(tmp_path, decided)
-    again = start_or_continue(tmp_path, _plan())
-    assert again == decided and again.next_round() == (2, [3, 4], ["fr/rte"])
+    again, recorded = start_or_continue(tmp_path, _plan())
+    assert recorded and again == decided and again.next_round() == (2, [3, 4], ["fr/rte"])
     assert summary_lines(again)[-2:] == ["round 1: seeds 0–2 for 2 conditions: 1 open, 1 reached",
                                          "still open (round 2, seeds 3–4): fr/rte"]
     before = (tmp_path / "adaptive.json").read_bytes()
     with pytest.raises(UserError, match=r"another plan \(goal.target: 0.1 -> 0.2\).*fix: rerun it with its own"):
-        start_or_continue(tmp_path, _plan(goal={"goal": "precision", "target": 0.2}))
+        start_or_continue(tmp_path, _plan(goal={**GOAL, "target": 0.2}))
     assert (tmp_path / "adaptive.json").read_bytes() == before
     assert json.loads(before)["rounds"][0]["decisions"]["fr/rte"]["state"] == OPEN
 

@@ -54,10 +54,11 @@ def test_an_adaptive_sweep_adds_seeds_only_where_the_interval_is_wide_and_goes_o
     adaptive = [*base, "adaptive=precision", "adaptive.start=2", "adaptive.max=3", f"adaptive.target={target:.6f}"]
     before = _stamps(out)
 
-    def interrupted_after_round_one(line: list[str]) -> None:
-        if read_record(out).rounds:   # round 1's decisions are written: killed before round 2 trains
+    def interrupted_after_round_one(line: list[str], ready=None) -> None:
+        record = read_record(out)
+        if record is not None and record.rounds:   # round 1's decisions are written: killed before round 2 trains
             raise KeyboardInterrupt
-        train(line)
+        train(line, ready)
 
     with pytest.raises(KeyboardInterrupt):
         run_adaptive(adaptive, interrupted_after_round_one)

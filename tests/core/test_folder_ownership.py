@@ -12,13 +12,11 @@ import shlex
 import shutil
 import subprocess
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from forked_cli import run_module
-from helpers import QUICK, QUICK_VARIANT
+from helpers import QUICK, QUICK_VARIANT, one_error_line, refused, unwritable
 
 from stability import cli
 from stability.core.errors import UserError
@@ -63,26 +61,6 @@ def snapshot(folder: Path) -> Snapshot:
             for path in sorted(folder.rglob("*"))}
 
 
-def one_error_line(text: str, *fragments: str) -> str:
-    """The only line of `text`, a user error with a fix holding every fragment; returns it."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    assert len(lines) == 1, text
-    assert lines[0].startswith("error: ") and "(fix: " in lines[0], lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
-
-
-def refused(capsys, *argv: str) -> str:
-    """Run `nli-stability ARGV` in this process; it must exit 2 with one error line, returned."""
-    with pytest.raises(SystemExit) as stop:
-        cli.main(list(argv))
-    assert stop.value.code == 2
-    captured = capsys.readouterr()
-    assert not captured.out.strip(), captured.out
-    return one_error_line(captured.err)
-
-
 def suggested_out(line: str) -> str:
     """The `out=...` a refusal's fix suggests."""
     return re.search(r"e\.g\. (out=\S+?)\)?$", line).group(1)
@@ -92,27 +70,6 @@ def _lock(run: Path, host: str, pid: int) -> None:
     """Another host's live lock: its heartbeat is now."""
     RunDir(run).lock_path.write_text(json.dumps({"host": host, "pid": pid, "started": "2026-01-01T00:00:00+00:00",
                                                  "slurm_job": None, "launch": None}))
-
-
-@contextmanager
-def unwritable(folder: Path) -> Iterator[None]:
-    """`folder` made unwritable for this process: without write permission for a user, immutable
-    (`chattr +i`) for root, whom permissions do not stop; skipped where neither can be done."""
-    if os.geteuid() != 0:
-        mode = folder.stat().st_mode
-        folder.chmod(0o555)
-        try:
-            yield
-        finally:
-            folder.chmod(mode)
-        return
-    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
-                                                         capture_output=True).returncode != 0:
-        pytest.skip("root, and this file system cannot make a folder immutable (chattr +i)")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
 # -- a skipped or held run is not written to ----------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from report_runs import write_metrics
 
 from stability.adaptive.goals import PrecisionGoal
-from stability.core.adaptiverecord import AdaptiveRecord, Plan, Round, write_record
+from stability.core.adaptiverecord import AdaptiveRecord, Plan, Round, read_record, write_record
 from stability.core.schemas.adaptive import Adaptive
 from stability.report.calibration import percent
 from stability.report.collect import collect
@@ -36,16 +36,18 @@ def sweep(tmp_path):
               Round(3, [4], ["fr/rte"], {"fr/rte": {"state": "maximum", "n_seeds": 5, "width": 0.16, "cells": cell}})]
     record = AdaptiveRecord(Plan(3, 1, 5, goal.settings(), ["fr/rte"], ["lang=fr"]), rounds)
     write_record(folder, record)
-    return folder, record, collect(runs).results
+    return folder, record, collect(runs)
 
 
-def _context(folder, results, sims: int) -> SimpleNamespace:
+def _context(folder, collected, sims: int) -> SimpleNamespace:
     return SimpleNamespace(paths=[folder], options=SimpleNamespace(calibration_sims=sims, random_state=0),
-                           all_results=results, failed=pd.DataFrame())
+                           all_results=collected.results, failed=pd.DataFrame(), collected=collected,
+                           adaptive_records=[(folder, read_record(folder))])
 
 
 def test_the_printed_coverage_is_the_simulators_under_the_plans_rule(sweep):
-    folder, record, results = sweep
+    folder, record, collected = sweep
+    results = collected.results
     rng = np.random.default_rng(0)
     fitted = sim.fit(np.array([SCORES]), np.zeros((1, 5), bool))
     expected = min(precision_coverage(world, fitted, [3, 4, 5], TARGET, statistic="mean", method="t",
@@ -54,12 +56,12 @@ def test_the_printed_coverage_is_the_simulators_under_the_plans_rule(sweep):
     measured = stopping_coverage(record, results, pd.DataFrame(), sims=400, random_state=0)["fr/rte"]
     assert measured.coverage == pytest.approx(expected, abs=1e-12) and measured.method == "t"
     assert 0.5 < expected < 1   # a real simulation, not a constant
-    page = adaptive.build(_context(folder, results, 400)).markdown
+    page = adaptive.build(_context(folder, collected, 400)).markdown
     assert "Their coverage under this stopping rule is simulated (400 sweeps per world" in page
     assert f"| fr/rte | 5 | maximum | 0.160 | {percent(expected)} (t, {measured.world} world) |" in page
 
 
 def test_without_calibration_the_section_says_coverage_was_not_simulated(sweep):
-    folder, _, results = sweep
-    page = adaptive.build(_context(folder, results, 0)).markdown
+    folder, _, collected = sweep
+    page = adaptive.build(_context(folder, collected, 0)).markdown
     assert "not simulated (calibration_sims=0)" in page and "coverage under the stopping rule |" not in page

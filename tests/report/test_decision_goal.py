@@ -14,10 +14,11 @@ from scipy import stats
 
 from stability.adaptive.command import parse
 from stability.adaptive.goals import DecisionGoal
-from stability.core.adaptiverecord import OPEN, AdaptiveRecord, Plan, Round, write_record
+from stability.core.adaptiverecord import OPEN, AdaptiveRecord, Plan, Round
 from stability.core.errors import UserError
 from stability.core.schemas.adaptive import Adaptive
 from stability.core.taxonomy import COARSE_CATEGORIES
+from stability.report.collect import collect
 from stability.report.sections import adaptive
 from stability.statistics.sequential import ACCEPT, REJECT, boundaries
 
@@ -134,12 +135,15 @@ def test_the_reports_adaptive_design_names_the_looks_taken_and_the_boundaries(tm
     runs = {A: _runs(tmp_path / "runs", "rte", [0.30, 0.32, 0.29]),
             B: _runs(tmp_path / "runs", "rte+mnli10000", [0.61, 0.60, 0.63])}
     plan = Plan(3, 1, 5, goal.settings(), [A, B], ["setup=rte,rte+mnli10000"])
-    write_record(tmp_path, AdaptiveRecord(plan, [Round(1, [0, 1, 2], [A, B], goal.decide(1, runs))]))
-    page = adaptive.build(SimpleNamespace(paths=[tmp_path])).markdown
+    record = AdaptiveRecord(plan, [Round(1, [0, 1, 2], [A, B], goal.decide(1, runs))])
+    page = adaptive.build(SimpleNamespace(paths=[tmp_path], adaptive_records=[(tmp_path, record)],
+                                          collected=collect([tmp_path / "runs"]))).markdown
     first, second, third = boundaries([0.6, 0.8, 1.0])
     assert f"Boundaries |z| per look (seeds per arm: bound): 3: {first:.2f}, 4: {second:.2f}, 5: {third:.2f}." in page
     assert "O'Brien–Fleming alpha spending (Lan–DeMets, two-sided α = 0.05)" in page
     assert "1 of 3 looks taken" in page
     assert "goal decision: compare [rte, rte+mnli10000], statistic overall, alpha 0.05" in page
     z = _welch_z([0.30, 0.32, 0.29], [0.61, 0.60, 0.63])
-    assert f"| {A} | {B} | 3 | reject | 1 | {first:.2f} | overall {z:.2f} (reject) |" in page
+    # the last look named by its seeds per arm (3: the first look), not by its number
+    assert "| last look (seeds per arm) |" in page
+    assert f"| {A} | {B} | 3 | reject | 3 | {first:.2f} | overall {z:.2f} (reject) |" in page

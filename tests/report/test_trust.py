@@ -96,9 +96,10 @@ def test_same_options_same_file_and_calibration_sims_zero_turns_it_off(compared,
     assert "## How far to trust these numbers" not in (off / "report.md").read_text()
 
 
-def test_a_negative_simulation_count_is_one_line(tmp_path, capsys):
+@pytest.mark.parametrize("sims", [-1, 10**9])   # 10⁹: gigabytes of simulated studies, refused before any
+def test_a_simulation_count_out_of_range_is_one_line(tmp_path, capsys, sims):
     with pytest.raises(SystemExit) as exit_info:
-        main([f"runs={SMOKE}", f"out={tmp_path / 'r'}", "calibration_sims=-1"])
+        main([f"runs={SMOKE}", f"out={tmp_path / 'r'}", f"calibration_sims={sims}"])
     assert exit_info.value.code == 2
-    assert "calibration_sims" in capsys.readouterr().err
+    assert "pass calibration_sims=<a number in [0, 10000]>" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()

@@ -11,7 +11,7 @@ from stability.core.runrecord import RunDir
 
 def test_each_round_is_a_job_array(tmp_path, slurm_env):
     out = tmp_path / "quick"
-    result = finish(start_train([*QUICK, f"out={out}", *ON_SLURM, "seed=adaptive", "adaptive.start=2", "adaptive.max=3",
+    result = finish(start_train([*QUICK, f"out={out}", *ON_SLURM, "adaptive=precision", "adaptive.start=2", "adaptive.max=3",
                                  "adaptive.target=0.5"], tmp_path, slurm_env))
     assert result.returncode == 0, result.stderr
     condition = f"en/rte/{QUICK_VARIANT}"

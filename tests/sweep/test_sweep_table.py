@@ -6,7 +6,7 @@ from omegaconf import OmegaConf
 
 from stability.core.markdown import counted
 from stability.core.runrecord import RunDir, RunRecord
-from stability.sweep.table import SweepTable, format_table, text_table
+from stability.sweep.table import SweepTable, format_table, remember_sweep, text_table
 
 SCORES = dict(val_accuracy=0.5417, overall_mcc=-0.0835, mean_category_mcc=0.0171)
 
@@ -79,3 +79,19 @@ def test_a_one_run_sweep_says_one_run(tmp_path, capsys):
     SweepTable().on_multirun_end(OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}}))
     assert f"Results in {tmp_path} (1 run):" in capsys.readouterr().out
     assert (counted(1, "run"), counted(2, "run"), counted(2, "CSV file")) == ("1 run", "2 runs", "2 CSV files")
+
+
+def test_the_table_lists_the_sweeps_own_runs_and_counts_the_others(tmp_path, capsys):
+    """An adaptive sweep's round, or a fixed sweep into a folder with runs of other commands: the
+    table is the runs this sweep checked (`remember_sweep`), not every run of the folder."""
+    for seed in range(3):
+        run = RunDir(tmp_path / "en" / "rte" / f"seed{seed}")
+        run.path.mkdir(parents=True)
+        run.write_record(RunRecord(lang="en", setup="rte", seed=seed, **SCORES))
+    jobs = [OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path), "subdir": f"en/rte/seed{seed}"}}})
+            for seed in (1, 3)]   # seed 3: a job that did not finish
+    remember_sweep(jobs)
+    SweepTable().on_multirun_end(OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}}))
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[0] == f"Results in {tmp_path} (1 run; 2 more in the folder):"
+    assert [line.split()[2] for line in printed[3:]] == ["1"]

@@ -15,7 +15,7 @@ from omegaconf import MISSING
 
 from stability.core.errors import UserError
 from stability.core.schemas.checks import EXAMPLE, above, at_least, one_of, seed, within
-from stability.core.schemas.report import ReportSchema
+from stability.core.schemas.report import CALIBRATION_SIMS_MAX, ReportSchema
 
 PRECISION, DECISION = "precision", "decision"
 GOALS = (PRECISION, DECISION)
@@ -23,6 +23,14 @@ GOALS = (PRECISION, DECISION)
 # category's mean MCC (the widest decides), or σ of the overall MCC over seeds
 STATISTICS = ("overall", "coarse", "sigma")
 COMPARED = ("overall", "coarse")   # the statistics the decision goal compares: means, by Welch's t
+# The most seeds an adaptive sweep gives a condition: a study's 3-10, ten times over. The decision
+# goal's boundaries are computed before round 1, a look per round (100 looks: about 2 s); more seeds
+# than this are a fixed sweep's (`seed=0..N`).
+MAX_SEEDS = 100
+# The calibration's simulated studies per world: the interval a round decides on is the one whose
+# coverage in them reaches the floor, measured to ±3 percentage points at 100 (at 90 %); one study
+# cannot tell. At most the report's own bound.
+CALIBRATION_SIMS = (100, CALIBRATION_SIMS_MAX)
 _REPORT = {field.name: field.default for field in fields(ReportSchema)}
 
 
@@ -48,15 +56,18 @@ class Adaptive:
 
     def __post_init__(self) -> None:
         one_of("adaptive.goal", self.goal, GOALS)
-        at_least("adaptive.start", self.start, 2)   # no interval from one seed
+        why = f"an adaptive sweep gives a condition at most {MAX_SEEDS} seeds (more: a fixed sweep, seed=0..N)"
+        within("adaptive.start", self.start, 2, MAX_SEEDS, closed_high=True,   # no interval from one seed
+               why=why if self.start > MAX_SEEDS else "")
         at_least("adaptive.step", self.step, 1)
         if self.max < self.start:
             raise UserError(f"adaptive.max={self.max} is below adaptive.start={self.start}",
                             fix=f"pass adaptive.max=<an integer >= {self.start}>")
+        within("adaptive.max", self.max, self.start, MAX_SEEDS, closed_high=True, why=why)
         one_of("adaptive.statistic", self.statistic, STATISTICS)
         above("adaptive.target", self.target, 0)
         within("adaptive.confidence", self.confidence, 0, 1, open_low=True)
-        at_least("adaptive.calibration_sims", self.calibration_sims, 1)   # the interval is the calibrated one
+        within("adaptive.calibration_sims", self.calibration_sims, *CALIBRATION_SIMS, closed_high=True)
         at_least("adaptive.bootstrap", self.bootstrap, 0)
         seed("adaptive.random_state", self.random_state)
         within("adaptive.alpha", self.alpha, 0, 1, open_low=True)
