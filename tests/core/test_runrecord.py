@@ -52,7 +52,7 @@ def test_unknown_schema_is_one_line_and_status_2(tmp_path, capsys):
     shutil.copytree(OLD_RUN, run)
     metrics = json.loads((run / "metrics.json").read_text())
     (run / "metrics.json").write_text(json.dumps({**metrics, "schema": 99}))
-    with pytest.raises(UserError, match=r"unknown metrics.json schema 99 \(this version reads 1, 2, 3, 4, 5, 6\)"):
+    with pytest.raises(UserError, match=r"unknown metrics.json schema 99 \(this version reads 1, 2, 3, 4, 5, 6, 7\)"):
         RunDir(run).read_record()
     with pytest.raises(SystemExit) as exit_info:
         report_main([f"runs={tmp_path / 'runs'}", f"out={tmp_path / 'report'}"])

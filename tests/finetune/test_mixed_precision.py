@@ -130,7 +130,7 @@ def test_a_smoke_run_with_auto_records_the_precision_that_ran(tmp_path, monkeypa
     train_main([*QUICK, "trainer.max_epochs=1", "seed=0", "hydra.mode=RUN", "trainer.mixed_precision=auto",
                 f"paths.output_dir={out}"])
     (name, metrics), = runs(out).items()
-    assert metrics["precision"] == recorded and metrics["schema"] == 6
+    assert metrics["precision"] == recorded and metrics["schema"] == 7
     assert "precision-auto" in name
     assert yaml.safe_load((out / name / "config.yaml").read_text())["trainer"]["mixed_precision"] == "auto"
     assert f"trainer.mixed_precision=auto: {recorded} on " in (out / name / "train.log").read_text()
