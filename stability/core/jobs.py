@@ -163,6 +163,9 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
             multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
             configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs,
                                     bases={groups: base})
+            if multirun:
+                refuse_ignored_sweeps(master, configs, [o for o in task if o.is_sweep_override()
+                                                        and _is_group(o, config_dirs)], task)
             for cfg in configs:
                 raise_if_interrupted()
                 refuse_undeclared_keys(cfg, config_name)
@@ -174,6 +177,34 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
         if isinstance(err.__context__, UserError):  # raised by a resolver: already one line
             raise err.__context__ from None
         raise composition_error(err, config_name) from None
+
+
+def refuse_ignored_sweeps(master: DictConfig, configs: list[DictConfig], swept_groups: list[Override],
+                          task: list[Override]) -> None:
+    """A sweep over presets (`experiment=baseline,rte_mnli`) whose presets sweep keys of their own
+    (`hydra.sweeper.params`), as one UserError: Hydra's sweeper takes the sweep from the command's
+    config, composed without the swept presets, so each job would run at one value of its preset's
+    swept keys (English, seed 0) without a word. A key the command line gives is no preset's to sweep."""
+    if not swept_groups:
+        return
+    given = {override.get_key_element() for override in task}
+    sweep = dict(master.hydra.sweeper.params or {})
+    ignored: dict[str, dict[str, str]] = {}   # the job's swept preset lines -> the keys it sweeps, ignored
+    for cfg in configs:
+        chosen = " ".join(line for line in cfg.hydra.overrides.task
+                          if line.split("=", 1)[0] in {o.get_key_element() for o in swept_groups})
+        ignored.setdefault(chosen, {key: str(value) for key, value in (cfg.hydra.sweeper.params or {}).items()
+                                    if key not in given and str(sweep.get(key)) != str(value)})
+    chosen, keys = next(((chosen, keys) for chosen, keys in ignored.items() if keys), ("", {}))
+    if not keys:
+        return
+    every_key = {key: value for each in reversed(ignored.values()) for key, value in each.items()}
+    one_by_one = ", then ".join(f"{o.key_or_group}={value}" for o in swept_groups for value in o.sweep_string_iterator())
+    raise UserError(f"{' '.join(o.input_line for o in swept_groups)}: a sweep over presets runs the command's own "
+                    f"sweep, not each preset's, and {chosen} sweeps "
+                    f"{' and '.join(f'{key} over {value}' for key, value in keys.items())}",
+                    fix=f"run one command per preset ({one_by_one}), or give the keys the presets sweep on the "
+                        f"command line: {' '.join(f'{key}={every_key[key]}' for key in sorted(every_key))}")
 
 
 def without_hydra(cfg: DictConfig) -> DictConfig:

@@ -113,3 +113,19 @@ def test_a_bad_value_in_one_job_of_a_sweep_stops_the_whole_sweep(tmp_path):
                     tmp_path)
     assert_one_line_error(result, "trainer.batch_size=0 is out of range")
     assert not list(tmp_path.rglob("*.yaml"))
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    """`nli-stability status --help | head -1`: the reader gone, the command ends as `cat` does
+    (status 141, nothing on stderr), not in Python's BrokenPipeError traceback."""
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    try:
+        result = subprocess.run([sys.executable, "-m", "stability.cli", "status", "--help"], stdout=write_end,
+                                stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (141, "")

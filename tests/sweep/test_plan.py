@@ -179,3 +179,26 @@ def test_sweep_expansion_equals_hydras_basic_sweeper(arguments):
     parsed = OverridesParser.create().parse_overrides(arguments)
     (expected,) = BasicSweeper.split_arguments(parsed, max_batch_size=None)
     assert sweep_jobs(parsed) == expected
+
+
+PRESETS_SWEEP = ("experiment=baseline,rte_mnli: a sweep over presets runs the command's own sweep, not each "
+                 "preset's, and experiment=baseline sweeps lang over en,ru,fr,de,sv and seed over 0,1,2,3,4,5 "
+                 "(fix: run one command per preset (experiment=baseline, then experiment=rte_mnli), or give the "
+                 "keys the presets sweep on the command line: lang=en,ru,fr,de,sv seed=0,1,2,3,4,5)")
+
+
+def test_a_sweep_over_presets_that_sweep_is_refused_by_plan_and_train_alike(capsys):
+    """Hydra takes the sweep from the command's config, composed without the swept presets: each
+    preset's own languages and seeds would be dropped (English, seed 0) without a word."""
+    from stability.core.errors import UserError
+    from stability.core.jobs import job_configs
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment=baseline,rte_mnli"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err == f"error: {PRESETS_SWEEP}\n"
+    with pytest.raises(UserError, match=r"^experiment=smoke,baseline: .* experiment=smoke sweeps seed over 0,1 "):
+        job_configs(["experiment=smoke,baseline"])      # what `train` composes and checks first
+    given = planned_runs(["experiment=baseline,rte_mnli", "lang=en,ru", "seed=0..1"])   # the sweep is the command's
+    assert [(r.experiment, r.lang, r.setup, r.seed) for r in given] == [
+        (experiment, lang, setup, seed) for experiment, setup in (("baseline", "rte"), ("rte_mnli", "rte+mnli_all"))
+        for lang in ("en", "ru") for seed in (0, 1)]
