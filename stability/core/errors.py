@@ -37,6 +37,7 @@ class UserError(Exception):
     def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
                  fix: str | None = None) -> None:
         self.problem = message  # without the place and the fix, for a caller that says them its own way
+        self.fix = fix
         where = ""
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
