@@ -47,6 +47,10 @@ FEATURES = ("data map", "ambiguous share by feature")   # (level, category) of t
 FAMILY_LEVEL, FAMILY_CELLS = "family", "all cells"   # calibration.csv's level and category of a whole family
 TOO_FEW = "too few seeds"
 UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
+# the largest σ of scores in [−1, 1] (MCCs): Popoviciu's inequality, Var ≤ (max − min)² / 4. The interval
+# estimates the σ of the seeds' distribution, so its bounds are cut at it; coverage is unchanged (the
+# true σ is never above it), widths are only narrower
+SIGMA_CAP = 1.0
 METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
                 "welch": "Welch", "wilson": "Wilson"}
 
@@ -243,6 +247,11 @@ def percent(value: float) -> str:
     return "–" if pd.isna(value) else f"{100 * value:.0f} %"
 
 
+def too_few(coverage: float) -> str:
+    """What a cell prints instead of an interval no method makes trustworthy: "too few seeds (measured coverage 73 %)"."""
+    return f"{TOO_FEW} (measured coverage {percent(coverage)})"
+
+
 def interval_method(choice: pd.Series | None, calibrated: bool) -> tuple[str, float]:
     """(method, measured coverage) a table prints for a cell: the chosen method, `TOO_FEW` where none
     is usable, `UNFITTED` where the calibration has no world for the cell, "percentile" with no
@@ -257,13 +266,17 @@ def interval_method(choice: pd.Series | None, calibrated: bool) -> tuple[str, fl
 def std_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
                random_state: int) -> tuple[float, float]:
     """σ's interval by the chosen method (`interval_method`; NaN where none is usable or the cell was not
-    calibrated); without a calibration the percentile bootstrap, as before calibration existed."""
+    calibrated); without a calibration the percentile bootstrap, as before calibration existed. Bounds
+    above `SIGMA_CAP` are cut to it."""
     method = interval_method(choice, calibrated)[0]
     if method in (TOO_FEW, UNFITTED):
         return float("nan"), float("nan")
     if method == "percentile":
-        return std_interval(values, bootstrap, confidence, random_state)
-    return std_interval_of(values, method, confidence)
+        bounds = std_interval(values, bootstrap, confidence, random_state)
+    else:
+        bounds = std_interval_of(values, method, confidence)
+    low, high = (float(bound) if np.isnan(bound) else min(float(bound), SIGMA_CAP) for bound in bounds)
+    return low, high
 
 
 def mean_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
@@ -389,9 +402,9 @@ class SeedHalf:
     coverage: float = float("nan")
 
     def interval(self, estimate: float, low: float, high: float) -> str:
-        """"0.31 [0.12, 0.48]", or "0.31 (too few seeds: measured coverage 73 %)"."""
+        """"0.31 [0.12, 0.48]", or "0.31; too few seeds (measured coverage 73 %)" (`too_few`)."""
         if self.coverage < sim.FLOOR:
-            return f"{num(estimate)} ({TOO_FEW}: measured coverage {percent(self.coverage)})"
+            return f"{num(estimate)}; {too_few(self.coverage)}"
         return f"{num(estimate)} [{num(low)}, {num(high)}]"
 
 
