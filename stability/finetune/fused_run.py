@@ -29,6 +29,7 @@ from accelerate import Accelerator
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
+from stability.core.identity import group_choices
 from stability.core.jobrecord import JobRecord, utc_now, write_job_record
 from stability.core.runmatch import SAME, judge
 from stability.core.runrecord import RunDir, RunRecord
@@ -37,6 +38,7 @@ from stability.data.inputs import run_inputs
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.fused import build_members
 from stability.finetune.fused_loop import train_members
+from stability.finetune.recipe import described
 from stability.finetune.precision import forget_previous_precision, refuse_precision_not_run, resolve_mixed_precision, \
     run_device
 from stability.finetune.dynamics import DynamicsRecorder
@@ -101,6 +103,7 @@ def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
         if removed:
             log.info("[clean] %s: removed %s, left by an unfinished attempt", attempt.target.path, ", ".join(removed))
     claim(due[0].target.path)
+    log.info("[fused] %s", described(first.trainer, group_choices(due[0].composed).get("trainer")))
     loaded = load_encoded(first)
     for attempt in due:
         attempt.target.write_config(attempt.composed)

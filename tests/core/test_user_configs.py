@@ -42,6 +42,10 @@ def test_user_preset_and_local_settings_from_an_extra_search_path(tmp_path):
     # every message of the run is in its log file, epoch lines included
     log = (out / "mine/en/rte/seed0/train.log").read_text(encoding="utf-8")
     assert "[en rte seed 0] epoch 1: loss" in log and "[en rte seed 0] epoch 2: loss" in log
+    # its first line: the trainer values it trains with, the preset's over the trainer group's
+    assert log.splitlines()[0].endswith("[en rte seed 0] trainer=default as composed: batch size 8, learning rate "
+                                        "1e-05, at most 2 epochs, patience 3, validated each epoch, adamw, "
+                                        "weight decay 0, constant schedule")
 
 
 def test_unknown_preset_lists_the_users_too(tmp_path):
