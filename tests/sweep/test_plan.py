@@ -202,3 +202,20 @@ def test_a_sweep_over_presets_that_sweep_is_refused_by_plan_and_train_alike(caps
     assert [(r.experiment, r.lang, r.setup, r.seed) for r in given] == [
         (experiment, lang, setup, seed) for experiment, setup in (("baseline", "rte"), ("rte_mnli", "rte+mnli_all"))
         for lang in ("en", "ru") for seed in (0, 1)]
+
+
+def test_trainer_presets_are_rows_of_their_own_and_the_epochs_line_says_what_bounds_them(capsys):
+    """docs/clusters.md: two trainer presets' rows differ by their variant, and a run validated every
+    1,000 steps plans its steps rounded up to whole validations (smoke: 64 pairs at batch size 8, so
+    125 epochs), as the epochs line then says."""
+    main(["experiment=smoke", "trainer=mosbach,jiant_superglue", "plan.samples_per_second=1e-300"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["experiment", "lang", "setup", "variant", "seeds", "runs", "examples/run", "epochs",
+                                "example-epochs", "GPU-h"]
+    assert [line.split()[:8] for line in lines[4:6]] == [
+        ["smoke", "en", "rte", "trainer-mosbach", "0..1", "2", "64", "10"],
+        ["smoke", "en", "rte", "trainer-jiant-superglue", "0..1", "2", "64", "125"]]
+    assert lines[4].split()[-1] == f"{1280 / 1e-300 / 3600:.3g}"      # not a number of 300 digits
+    assert any(line.startswith("epochs: trainer.max_epochs (for runs that validate every 1,000 steps, "
+                               "trainer.eval_every: max_epochs' steps rounded up to whole validations, more epochs on "
+                               "a small training set), an upper bound") for line in lines)
