@@ -436,18 +436,24 @@ def seed_half(calibration: Calibration | None, statistic: str, *, condition: str
                     f"{percent(worst['measured'])} at {designs} seeds{flag}", float(worst["measured"]))
 
 
+def with_rows(calibration: Calibration, rows: pd.DataFrame) -> Calibration:
+    """`calibration` with more rows of calibration.csv (`COLUMNS`), measured elsewhere."""
+    if rows.empty:
+        return calibration
+    return Calibration(pd.concat([calibration.table, rows[COLUMNS]], ignore_index=True), calibration.choices,
+                       calibration.sims)
+
+
 def with_feature_tests(calibration: Calibration, designs: dict[tuple[str, str, str], FeatureDesign],
                        seeds: dict[tuple[str, str, str], list[int]], *, sims: int, random_state: int) -> Calibration:
     """`calibration` plus the A/A false-positive rates of the data maps' Fisher tests per group
     (`statistics.fisher_calibration`), at most `ITEM_SIMS` studies per item world: an item-level study
     tests every feature of thousands of items, and the Fisher rows need no finer rate than ± 3 %."""
     rng = np.random.default_rng([random_state, 1])
-    frames = [calibration.table]
+    frames = []
     for (lang, setup, variant), design in sorted(designs.items()):
         rows = calibrate_features(design, sims=min(sims, ITEM_SIMS), rng=rng)
         frames.append(rows.assign(lang=lang, condition=condition_name(setup, variant), reference="",
                                   level=FEATURES[0], category=FEATURES[1],
                                   n_seeds=len(seeds.get((lang, setup, variant), [])), n_seeds_reference=np.nan)[COLUMNS])
-    if len(frames) == 1:
-        return calibration
-    return Calibration(pd.concat(frames, ignore_index=True), calibration.choices, calibration.sims)
+    return with_rows(calibration, pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
