@@ -253,7 +253,10 @@ def test_plan_counts_fused_groups():
     (["seed=0..1", "seed_order=0,1", "trainer.fuse_seeds=2"],
      ["trainer.fuse_seeds=2 fuses jobs that differ only in seed, and this sweep also varies seed_init or "
       "seed_order (4 jobs of seeds 0..1)"]),
-], ids=["part-of-a-block", "subdir", "unfusable", "seed-grid"])
+    (["seed=0..1", "seed_init=0", "trainer.fuse_seeds=2"],
+     ["this sweep puts seed 1 in", "(fix: drop seed_init=0, which fused seeds follow (each member's seed_init and "
+      "seed_order are its seed), or pass trainer.fuse_seeds=1)"]),
+], ids=["part-of-a-block", "subdir", "unfusable", "seed-grid", "seed-init-fixed"])
 def test_what_cannot_be_fused_is_refused_in_one_line_before_anything_is_written(tmp_path, overrides, fragments):
     out = tmp_path / "outputs"
     result = train_cli([*QUICK, *overrides, f"paths.output_dir={out}"], tmp_path)
