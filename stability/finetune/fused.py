@@ -57,7 +57,11 @@ _UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "eva
 
 
 def refuse_unfusable(trainer: Trainer) -> None:
-    """One line naming every trainer key set to what fused members cannot do yet."""
+    """One line naming every trainer key set to what fused members cannot do yet; fp16 (which `auto`
+    never resolves to, so the value asked for decides on every device) has a loss scale of its own."""
+    if trainer.mixed_precision == "fp16":
+        raise UserError("seeds cannot be fused with trainer.mixed_precision=fp16: its loss scale would be one for "
+                        "all members", fix="trainer.mixed_precision=bf16 or no, or train these seeds one by one")
     unfusable = [f"trainer.{key}={_override_text(getattr(trainer, key))}" for key, fused in _UNFUSABLE.items()
                  if getattr(trainer, key) != fused]
     if unfusable:
@@ -132,9 +136,6 @@ class FusedMembers:
         self.params, self.buffers = stack_module_state(list(members))
         device = next(iter(self.params.values())).device
         precision = resolve_mixed_precision(trainer.mixed_precision, device)
-        if precision == "fp16":
-            raise UserError("seeds cannot be fused with trainer.mixed_precision=fp16: its loss scale would be one for "
-                            "all members", fix="trainer.mixed_precision=bf16 or no, or train these seeds one by one")
         # accelerate's mixed precision: the forward (loss included) under autocast
         self._autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
         # the members' shared structure, without storage: every forward passes the stacked tensors
