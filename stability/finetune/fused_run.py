@@ -62,12 +62,13 @@ class Member:
 
 
 def run_group(members: Sequence[Member], first: Path, hold: Hold,
-              claim: Callable[[Path], None] = lambda folder: None) -> list[RunRecord]:
+              claim: Callable[..., None] = lambda folder, own_run=True: None) -> list[RunRecord]:
     """Train the group (`members` in seed order; `first`, the folder of the job that trains it, is
     held by the command, `hold` holds the others') and return every member's record: the finished
     ones' as they are (skipped as the same computation), the others' once written. Refusals are
     `run.run_one`'s, member by member, before anything is written; `claim` gets the folder the
-    job's own files go to (where its member trains, or the first member that does)."""
+    job's own files go to (where its member trains, or the first member that does, `own_run` False:
+    the job's own run is kept, and so is its folder)."""
     with ExitStack() as held:
         for member in members:
             if member.path != first:
@@ -77,7 +78,8 @@ def run_group(members: Sequence[Member], first: Path, hold: Hold,
             return list(attempts)
         own = [attempt for attempt, member in zip(attempts, members)
                if member.path == first and isinstance(attempt, Attempt)]
-        records = _train_group(members, attempts, lambda folder: claim(own[0].target.path if own else folder))
+        records = _train_group(members, attempts, lambda folder: claim(own[0].target.path) if own
+                               else claim(folder, own_run=False))
     for member, attempt in zip(members, attempts):
         if member.path != first and isinstance(attempt, Attempt):
             # the member's job did its work here: its record says finished (one an earlier command left,

@@ -102,6 +102,7 @@ def test_a_killed_fused_group_keeps_its_finished_members_and_ends_with_the_unint
     again = train_cli([*FUSED, f"paths.output_dir={out}"], tmp_path)
     assert again.returncode == 0, again.stderr
     assert (folders[0] / "metrics.json").read_bytes() == kept      # finished before the kill: kept as it was
+    assert read_job_record(folders[0]).state == DONE                # the killed job's "running" put right
     for folder in folders:
         uninterrupted = fused_sweep / "en" / "rte" / VARIANT / folder.name
         assert predictions(folder) == predictions(uninterrupted)
