@@ -12,6 +12,7 @@ job of a sweep: its record, which the sweep's end and `status` read.
 """
 from __future__ import annotations
 
+import errno
 import logging
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -137,9 +138,12 @@ def claim_job_folder(folder: Path | None = None, own_run: bool = True) -> None:
 
 
 def unwritable(path: Path, err: OSError, doing: str = "cannot write here") -> UserError:
-    """An OSError writing `path` as one line (a read-only or immutable folder, a full disk)."""
-    return UserError(f"{doing} ({err.strerror or type(err).__name__})", path=err.filename or path,
-                     fix="make the folder writable, or pass out= a folder you can write into")
+    """An OSError writing `path` as one line (a read-only or immutable folder, a full disk or quota),
+    its fix the one for its cause: space is not a permission."""
+    full = err.errno in (errno.ENOSPC, errno.EDQUOT)
+    fix = ("free space on that disk (or raise your quota), or pass out= a folder on another disk" if full
+           else "make the folder writable, or pass out= a folder you can write into")
+    return UserError(f"{doing} ({err.strerror or type(err).__name__})", path=err.filename or path, fix=fix)
 
 
 def _save_job_configs(cfg: DictConfig, folder: Path) -> None:

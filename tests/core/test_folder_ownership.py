@@ -328,3 +328,25 @@ def test_a_job_that_writes_only_another_folder_leaves_its_own_record_as_it_was(t
     outputs.finish("the group failed")                   # a failure is recorded all the same
     assert read_job_record(own).error == "the group failed"
 
+
+def test_a_full_disk_says_to_free_space_not_to_make_the_folder_writable(tmp_path, monkeypatch):
+    """A job's record written onto a full disk (ENOSPC): one line whose fix is space; a read-only one's is
+    permission."""
+    import errno
+
+    from omegaconf import OmegaConf
+
+    from stability.core import joboutput
+
+    target = tmp_path / "job.json"
+    for number, fix in ((errno.ENOSPC, "free space on that disk (or raise your quota), or pass out= a folder on "
+                                       "another disk"),
+                        (errno.EACCES, "make the folder writable, or pass out= a folder you can write into")):
+        def refused(folder, record, number=number):
+            raise OSError(number, os.strerror(number), str(target))
+
+        monkeypatch.setattr(joboutput, "write_job_record", refused)
+        outputs = joboutput.JobOutputs(tmp_path, OmegaConf.create({}), deferred=False, recorded=True)
+        with pytest.raises(UserError) as raised:
+            outputs.claim()
+        assert str(raised.value) == f"{target}: cannot write here ({os.strerror(number)}) (fix: {fix})"
