@@ -13,7 +13,7 @@ world, a discrete one of the cell's own few runs, is measured and reported besid
 decide. The method printed is the one nearest the nominal level among those not measurably below
 it (the Monte-Carlo interval reaching nominal); else the best one if it reaches `FLOOR` (90 %),
 stated with its measured coverage; else no interval: "too few seeds (measured coverage X %)", and
-for the cells the tables print (overall) how many seeds would reach 90 % in that world.
+for a condition's overall σ and failed rate how many seeds would reach 90 % in that world.
 """
 from __future__ import annotations
 

@@ -49,3 +49,21 @@ def test_too_few_seeds_reads_the_same_in_every_table():
     row = _overall(["too few seeds"]).assign(std_coverage=0.734).iloc[0]
     assert _Labels(_overall(["too few seeds"]), "std", True).cell(row, "0.31", "[0.1, 0.5]") == \
         "0.31; too few seeds (measured coverage 73 %)"
+
+
+def test_a_method_whose_every_run_failed_has_no_world_fitted_as_the_docs_say():
+    """reading-the-report.md, `std_method`: `no world fitted` where the non-failed runs have no spread, a
+    method whose every run failed among them; the other method's cell is calibrated."""
+    from stability.report.calibration import UNFITTED, calibrate, interval_method
+
+    rows = [{"lang": "fr", "setup": "rte", "variant": variant, "seed": seed, "level": "all", "category": "overall",
+             "mcc": score, "n_items": 100}
+            for variant, scores in (("", [0.31, 0.25, 0.4]), ("mixout", [0.0, 0.0, 0.0])) for seed, score in
+            enumerate(scores)]
+    failed = pd.DataFrame([{"lang": "fr", "setup": "rte", "variant": variant, "seed": seed, "failed": variant != ""}
+                           for variant in ("", "mixout") for seed in range(3)])
+    calibration = calibrate(pd.DataFrame(rows), failed, references={}, compare=None, sims=50, confidence=0.95,
+                            aso_iterations=1, random_state=0, bootstrap=0)
+    chosen = {name: calibration.choice("fr", name, "", "all", "overall", "σ") for name in ("rte", "rte/mixout")}
+    assert chosen["rte"] is not None and chosen["rte/mixout"] is None
+    assert interval_method(chosen["rte/mixout"], True)[0] == UNFITTED == "no world fitted"
