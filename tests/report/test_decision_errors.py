@@ -84,7 +84,7 @@ def test_the_report_measures_and_prints_the_pairs_rate_at_its_design(tmp_path):
     write_record(tmp_path / "runs", record)
     page = adaptive.build(SimpleNamespace(paths=[tmp_path / "runs"], calibration=SimpleNamespace(table=rows))).markdown
     worst = family.set_index("world")["measured"]
-    assert "each of its cells was tested at α / 4 = 0.0125 (Bonferroni)" in page
+    assert "each of its cells was tested at α / 4 = 0.0125 (Bonferroni: " in page
     assert (f"measured in A/A pairs (some cell of the pair rejecting; both arms from rte's world fitted to its runs, "
             f"500 simulated sweeps per world, the highest over the languages): normal {100 * worst['normal']:.0f} %, "
             f"heavy {100 * worst['heavy']:.0f} %, failed {100 * worst['failed']:.0f} %, resampling "

@@ -87,7 +87,8 @@ def _cells_level(goal: dict[str, Any]) -> str:
     plan recorded before they shared it, each at α uncorrected."""
     if "cell_alpha" in goal:
         return (f"each of its cells was tested at α / {round(goal['alpha'] / goal['cell_alpha'])} = "
-                f"{goal['cell_alpha']:g} (Bonferroni), so that the pair's false \"differ\" rate is at most α.")
+                f"{goal['cell_alpha']:g} (Bonferroni: where each cell's test holds its level, the pair's false \"differ\" "
+                "rate is at most α).")
     if goal["statistic"] == "overall":
         return "its one cell, the overall MCC, was tested at α."
     return ("each cell was tested at α, uncorrected (a plan recorded before the cells shared α): the pair's false "
