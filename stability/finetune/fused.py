@@ -64,7 +64,7 @@ def _member_by_member_attention() -> Iterator[None]:
     """Without torch's warning that vmap runs SDPA's CPU flash kernel member by member (it has no
     batching rule): the kernel SDPA takes without dropout, so at every validation pass and in training
     with dropout 0 (with dropout SDPA takes its math path, which vmap batches). Member by member it
-    computes what each member's solo run computes, with the solo run's own kernel; eager attention,
+    computes what each member's model computes alone, with a solo run's own kernel; eager attention,
     which vmap batches, would change every fused member's numbers and, measured on the CPU with
     benchmarks/fused_sweep.py --evaluate (docs/benchmarks.md), does not evaluate faster."""
     with warnings.catch_warnings():
