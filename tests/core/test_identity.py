@@ -118,8 +118,8 @@ PRESET_FUSES = "# @package _global_\ndefaults:\n  - smoke\n  - _self_\ntrainer:\
 
 
 def test_the_engine_is_named_however_a_preset_chose_it(tmp_path):
-    """A preset of one's own that fuses: its runs are `fused3`, not the preset's `''`, so a fused seed
-    never takes a solo seed's name; solo again on the command line is the solo run's name."""
+    """A preset of one's own that fuses, an experiment or a trainer preset: its runs are `fused<K>`, not
+    the preset's `''`, so a fused seed never takes a solo seed's name."""
     (tmp_path / "experiment").mkdir()
     (tmp_path / "experiment" / "fused.yaml").write_text(PRESET_FUSES, encoding="utf-8")
     (tmp_path / "trainer").mkdir()
@@ -127,6 +127,4 @@ def test_the_engine_is_named_however_a_preset_chose_it(tmp_path):
                                                       encoding="utf-8")
     searchpath = f"hydra.searchpath=[file://{tmp_path}]"
     assert variant(searchpath, "experiment=fused") == "fused3"
-    assert variant(searchpath, "experiment=fused", "trainer.fuse_seeds=1") == ""
     assert variant(searchpath, "trainer=fused2") == "trainer-fused2_fused2"
-    assert variant("trainer.fuse_seeds=3") == "fused3"

@@ -4,6 +4,7 @@ one; the engine is recorded and never pooled with another; what cannot be fused 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from stability.core.schemas.train import train_settings
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.cli import main as report_main
 from stability.report.collect import collect
-from stability.sweep.fused_groups import group_members
+from stability.sweep.fused_groups import fused_groups, group_members
 from stability.sweep.plan import format_plan, fused_group_count, plan_json, planned_runs
 
 FUSED = [*QUICK, "seed=0..2", "trainer.fuse_seeds=3"]
@@ -254,12 +255,20 @@ def test_plan_counts_fused_groups():
     (["seed=0..1", "seed_order=0,1", "trainer.fuse_seeds=2"],
      ["trainer.fuse_seeds=2 fuses jobs that differ only in seed, and this sweep also varies seed_init or "
       "seed_order (4 jobs of seeds 0..1)"]),
-    (["seed=0..1", "seed_init=0", "trainer.fuse_seeds=2"],
-     ["this sweep puts seed 1 in", "(fix: drop seed_init=0, which fused seeds follow (each member's seed_init and "
-      "seed_order are its seed), or pass trainer.fuse_seeds=1)"]),
-], ids=["part-of-a-block", "subdir", "unfusable", "seed-grid", "seed-init-fixed"])
+], ids=["part-of-a-block", "subdir", "unfusable", "seed-grid"])
 def test_what_cannot_be_fused_is_refused_in_one_line_before_anything_is_written(tmp_path, overrides, fragments):
     out = tmp_path / "outputs"
     result = train_cli([*QUICK, *overrides, f"paths.output_dir={out}"], tmp_path)
     assert_one_line_error(result, *fragments)
     assert not out.exists()
+
+
+def test_a_fused_sweep_with_seed_init_set_names_it():
+    """seed_init=0 fixed puts seed 1 in `init0/`, apart from seed 0: the refusal names seed_init, not a
+    hydra.sweep.subdir override the command never gave."""
+    from stability.core.jobs import job_configs
+
+    with pytest.raises(UserError, match=re.escape("this sweep puts seed 1 in") + ".*" + re.escape(
+            "(fix: drop seed_init=0, which fused seeds follow (each member's seed_init and seed_order are its seed), "
+            "or pass trainer.fuse_seeds=1)")):
+        fused_groups(job_configs([*QUICK, "seed=0..1", "seed_init=0", "trainer.fuse_seeds=2"]))

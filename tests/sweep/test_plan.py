@@ -189,15 +189,11 @@ PRESETS_SWEEP = ("experiment=baseline,rte_mnli: a sweep over presets runs the co
 
 def test_a_sweep_over_presets_that_sweep_is_refused_by_plan_and_train_alike(capsys):
     """Hydra takes the sweep from the command's config, composed without the swept presets: each
-    preset's own languages and seeds would be dropped (English, seed 0) without a word."""
-    from stability.core.errors import UserError
-    from stability.core.jobs import job_configs
-
+    preset's own languages and seeds would be dropped (English, seed 0) without a word. The refusal is
+    `core.jobs.job_configs`', which `train` calls on its command line before Hydra starts, as `plan` does."""
     with pytest.raises(SystemExit) as exit_info:
         main(["experiment=baseline,rte_mnli"])
     assert exit_info.value.code == 2 and capsys.readouterr().err == f"error: {PRESETS_SWEEP}\n"
-    with pytest.raises(UserError, match=r"^experiment=smoke,baseline: .* experiment=smoke sweeps seed over 0,1 "):
-        job_configs(["experiment=smoke,baseline"])      # what `train` composes and checks first
     given = planned_runs(["experiment=baseline,rte_mnli", "lang=en,ru", "seed=0..1"])   # the sweep is the command's
     assert [(r.experiment, r.lang, r.setup, r.seed) for r in given] == [
         (experiment, lang, setup, seed) for experiment, setup in (("baseline", "rte"), ("rte_mnli", "rte+mnli_all"))
