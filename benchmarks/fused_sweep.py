@@ -4,7 +4,7 @@ request).
 
     python benchmarks/fused_sweep.py [--device cuda|cpu] [--shape mbert|small] [--ks 1 2 4 8 16]
                                      [--steps 30] [--warmup 3] [--samples 1000] [--attention sdpa eager]
-                                     [--precisions fp32 bf16] [--graphs] [--bucket 32]
+                                     [--precisions fp32 bf16] [--graphs] [--bucket 32] [--evaluate]
                                      [--compile-backend inductor|aot_eager] [--json FILE]
 
 The model is `packed_sweep.py`'s: BERT-base's shape with mBERT's vocabulary size and random
@@ -31,7 +31,13 @@ each, after `--warmup` untimed steps:
   graphs on a GPU (`mode="reduce-overhead"`: a step replays its graph in one launch, where the
   time of small batches goes to launching kernels one by one); on a CPU, inductor's code without
   graphs (`--compile-backend aot_eager`: the capture alone, no code generated). The engine
-  compiles nothing: this arm measures whether it should.
+  compiles nothing: this arm measures whether it should;
+- solo-eval and fused-eval (`--evaluate`): not training but a validation pass, dropout off, over the
+  `--samples` pairs in batches of `trainer.eval_batch_size`: each seed's model in turn
+  (`loop.predict_entailment_probability`) against the K members at once
+  (`FusedMembers.predict_entailment_probability`). Without dropout torch's SDPA takes its flash
+  kernel, which has no vmap batching rule on a CPU: vmap runs it member by member (the "performance
+  drop" warning the fused engine silences), so this arm is where SDPA and eager attention differ.
 
 Per arm: training examples/s (K x steps x batch size over the timed wall time), the study's runs
 per hour at that rate (a run of the jiant recipe: 7,000 steps of batch 4, 28,000 examples), the
@@ -73,7 +79,7 @@ from stability.data.loading import load_run_datasets
 from stability.finetune.batching import aligned_orders, collate, epoch_batches
 from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.fused import FusedMembers, build_members, collate_members
-from stability.finetune.loop import to_device, train_step
+from stability.finetune.loop import predict_entailment_probability, to_device, train_step
 from stability.finetune.modeling import build_model, load_tokenizer
 from stability.finetune.precision import forget_previous_precision
 from stability.finetune.recipe import prepare
@@ -87,6 +93,8 @@ ALIGNED = "fused-aligned"
 PACKED = "packed"
 # the fused arm compiled with static, width-bucketed shapes (CUDA graphs on a GPU)
 GRAPHS = "fused-graphs"
+# a validation pass, dropout off: each seed's model in turn, and the K members at once
+SOLO_EVAL, FUSED_EVAL = "solo-eval", "fused-eval"
 # a run of the study's recipe (jiant: 7,000 steps of batch 4)
 STUDY_RUN_EXAMPLES = 28_000
 
@@ -276,13 +284,48 @@ def fused_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: 
     return timed.ended - timed.started, timed.real, timed.stepped
 
 
+def _evaluated(predict: Callable[[], object], split: EncodedSplit, members: int) -> tuple[float, int, int]:
+    """`predict()` timed once after one untimed pass; the real and stepped tokens of `members` passes."""
+    predict()
+    started = time.monotonic()
+    predict()
+    real = int(split.lengths.sum()) * members
+    return time.monotonic() - started, real, real   # padding of evaluation batches is not counted
+
+
+def solo_eval_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
+                  device: torch.device) -> tuple[float, int, int]:
+    """The seeds' models one after another through the solo validation pass."""
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(cpu=device.type == "cpu")
+    models = [build_model(settings.model, tokenizer, seed).to(device) for seed in seeds]
+    for model in models:
+        model.set_attn_implementation(args.current_attention)
+    return _evaluated(lambda: [predict_entailment_probability(model, split, settings.trainer.eval_batch_size,
+                                                              accelerator, tokenizer.pad_token_id) for model in models],
+                      split, len(seeds))
+
+
+def fused_eval_arm(settings, tokenizer, split: EncodedSplit, seeds: list[int], args: Namespace,
+                   device: torch.device) -> tuple[float, int, int]:
+    """The seeds as one FusedMembers through the fused validation pass."""
+    members = build_members(settings.model, tokenizer, settings.trainer, seeds)
+    for member in members:
+        member.set_attn_implementation(args.current_attention)
+        member.to(device)
+    fused = FusedMembers(members, settings.trainer, 1)
+    return _evaluated(lambda: fused.predict_entailment_probability(split, settings.trainer.eval_batch_size,
+                                                                   tokenizer.pad_token_id), split, len(seeds))
+
+
 def measure(engine: str, precision: str, settings, tokenizer, split: EncodedSplit, members: int, args: Namespace,
             device: torch.device, parameters: int, peak: float) -> Arm:
-    arm = {"solo": solo_arm, PACKED: packed_arm}.get(engine) or partial(fused_arm, aligned=engine == ALIGNED,
-                                                                        graphs=engine == GRAPHS)
+    arm = {"solo": solo_arm, PACKED: packed_arm, SOLO_EVAL: solo_eval_arm, FUSED_EVAL: fused_eval_arm}.get(engine) \
+        or partial(fused_arm, aligned=engine == ALIGNED, graphs=engine == GRAPHS)
     at_precision = replace(settings, trainer=replace(settings.trainer, mixed_precision=PRECISIONS[precision]))
     seconds, real, stepped = arm(at_precision, tokenizer, split, list(range(members)), args, device)
-    examples = members * args.steps * settings.trainer.batch_size
+    examples = members * (len(split) if engine in (SOLO_EVAL, FUSED_EVAL) else args.steps * settings.trainer.batch_size)
     rate = examples / seconds
     return Arm(engine, precision, args.current_attention, members, args.steps, examples, seconds, rate,
                rate * 3600 / STUDY_RUN_EXAMPLES, 1 - real / stepped, 6 * parameters * real / seconds / peak)
@@ -294,8 +337,10 @@ def _print_table(arms: list[Arm]) -> None:
     by_engine = {(a.engine, a.precision, a.attention, a.members): a.examples_per_second for a in arms}
 
     def ratio(a: Arm, baseline: str) -> str:
+        if a.engine in (SOLO_EVAL, FUSED_EVAL):   # a pass, against the solo pass
+            baseline = SOLO_EVAL if baseline == "solo" else ""
         base = by_engine.get((baseline, a.precision, a.attention, a.members))
-        return f"{a.examples_per_second / base:.2f}" if base and a.engine not in ("solo", baseline) else ""
+        return f"{a.examples_per_second / base:.2f}" if base and a.engine not in ("solo", SOLO_EVAL, baseline) else ""
 
     for a in arms:
         print(f"| {a.precision} | {a.attention} | {a.members} | {a.engine} | {a.examples_per_second:.1f} "
@@ -318,6 +363,8 @@ def main() -> None:
     parser.add_argument("--precisions", nargs="+", choices=tuple(PRECISIONS), default=["fp32"])
     parser.add_argument("--graphs", action="store_true",
                         help=f"also the {GRAPHS} arm: the fused step compiled (CUDA graphs on a GPU)")
+    parser.add_argument("--evaluate", action="store_true",
+                        help=f"also the {SOLO_EVAL} and {FUSED_EVAL} arms: a validation pass, dropout off")
     parser.add_argument("--bucket", type=int, default=32, help=f"the {GRAPHS} arm's width buckets, in tokens")
     parser.add_argument("--compile-backend", choices=("inductor", "aot_eager"), default="inductor",
                         help=f"the {GRAPHS} arm's torch.compile backend: inductor (generated kernels, CUDA graphs "
@@ -354,7 +401,7 @@ def main() -> None:
             args.current_attention = attention
             for members in args.ks:
                 engines = ["solo", PACKED, "fused", ALIGNED] if members > 1 else ["solo", "fused"]
-                for engine in engines + [GRAPHS] * args.graphs:
+                for engine in engines + [GRAPHS] * args.graphs + [SOLO_EVAL, FUSED_EVAL] * args.evaluate:
                     arm = measure(engine, precision, settings, tokenizer, split, members, args, device, parameters,
                                   peaks[precision])
                     arms.append(arm)

@@ -16,7 +16,7 @@ import importlib
 import sys
 from typing import NamedTuple, Sequence
 
-from stability.core.errors import USER_ERROR_STATUS, exit_on_interrupt
+from stability.core.errors import USER_ERROR_STATUS, exit_on_broken_pipe, exit_on_interrupt
 
 PROGRAM = "nli-stability"
 
@@ -53,7 +53,8 @@ def usage() -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or arguments[0] in ("-h", "--help"):
-        print(usage())
+        with exit_on_broken_pipe():
+            print(usage())
         return
     name, rest = arguments[0], arguments[1:]
     if name not in COMMANDS:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from stability.adaptive.command import is_adaptive
@@ -93,7 +94,18 @@ def check(configs: list[DictConfig]) -> None:
         from stability.finetune.fused import refuse_unfusable   # torch: only for a fused sweep
 
         refuse_unfusable(train_settings(without_hydra(configs[group.first])).trainer)
+    if any(cfg.trainer.mixed_precision == "fp16" for cfg in configs) and _runs_here(configs[0]):
+        from stability.finetune.precision import refuse_fp16_without_gpu   # torch: only for fp16
+
+        refuse_fp16_without_gpu()
     register_followers(configs, groups)
+
+
+def _runs_here(cfg: DictConfig) -> bool:
+    """Whether the jobs run on this machine: every launcher but SLURM's (whose nodes' devices are
+    not known here)."""
+    launcher = str(OmegaConf.select(cfg, "hydra.launcher._target_", default="") or "")
+    return cfg.hydra.mode != RunMode.MULTIRUN or "slurm" not in launcher.lower()
 
 
 def interrupted(configs: list[DictConfig], multirun: bool) -> str:

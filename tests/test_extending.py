@@ -1,6 +1,7 @@
 """The checklists of docs/extending.md, checked where a test can check them: a language
-configured in `stability/conf/lang/` has every file the other parts need, and the names that
-tie metrics, annotator features and probing tasks together agree."""
+configured in `stability/conf/lang/` has every file the other parts need, the names that
+tie metrics, annotator features and probing tasks together agree, and a stabilisation method's
+off value is one in its schema, its config and the fingerprint."""
 from __future__ import annotations
 
 import dataclasses
@@ -149,3 +150,24 @@ def test_every_word_list_file_is_read_by_a_rule():
 def test_every_word_list_folder_is_a_configured_language():
     folders = sorted(path.name for path in WORDLIST_DIR.iterdir() if path.is_dir())
     assert folders == sorted(LANGS)
+
+
+def test_every_stabilisation_key_is_off_alike_in_schema_config_and_fingerprint_and_named():
+    """docs/extending.md, "A stabilisation method", steps 1-3 and 5."""
+    from stability.core.identity import ALIASES, NOT_VARIANT_KEYS
+    from stability.core.runrecord import OFF_VALUES
+    from stability.core.schemas.trainer import Trainer
+
+    defaults = {field.name: field.default for field in dataclasses.fields(Trainer)}
+    shipped = yaml.safe_load((CONF_DIR / "trainer" / "default.yaml").read_text(encoding="utf-8"))
+    for key, off in OFF_VALUES.items():
+        name = key.removeprefix("trainer.")
+        assert defaults.get(name) == off, f"stability/core/schemas/trainer.py: Trainer.{name} defaults to {off!r}"
+        assert shipped.get(name) == off, f"stability/conf/trainer/default.yaml: {name}: {off!r}"
+        assert key in ALIASES or key in NOT_VARIANT_KEYS, f"stability/core/identity.py: ALIASES lacks {key}"
+    footer = yaml.safe_load((CONF_DIR / "hydra" / "default.yaml").read_text(encoding="utf-8"))["help"]["footer"]
+    methods = (CONF_DIR.parents[1] / "docs" / "stabilisation-methods.md").read_text(encoding="utf-8")
+    for preset in sorted(path.stem for path in (CONF_DIR / "trainer").glob("*.yaml")):
+        assert f"|{preset}" in footer or f"={preset}|" in footer, f"stability/conf/hydra/default.yaml: trainer={preset}"
+        assert preset == "default" or f"`{preset}`" in methods or f"trainer={preset}" in methods, \
+            f"docs/stabilisation-methods.md: {preset}"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import select
+import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +24,8 @@ T = TypeVar("T")
 USER_ERROR_STATUS = 2
 # what a shell reports for a command ended by Ctrl-C (128 + SIGINT)
 INTERRUPTED_STATUS = 130
+# and for one whose output's reader went away (128 + SIGPIPE): `nli-stability train --help | head`
+BROKEN_PIPE_STATUS = 141
 _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 # what Ctrl-C leaves unless a command says more: a command's outputs are written anew each time
 STARTS_OVER = "the same command again starts over"
@@ -33,6 +37,7 @@ class UserError(Exception):
     def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
                  fix: str | None = None) -> None:
         self.problem = message  # without the place and the fix, for a caller that says them its own way
+        self.fix = fix
         where = ""
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
@@ -62,7 +67,8 @@ def exit_on_user_error(func: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            with exit_on_broken_pipe():
+                return func(*args, **kwargs)
         except UserError as err:
             if os.environ.get("NLI_STABILITY_TRACEBACK"):
                 raise
@@ -70,6 +76,34 @@ def exit_on_user_error(func: Callable[..., T]) -> Callable[..., T]:
             sys.exit(USER_ERROR_STATUS)
 
     return wrapper
+
+
+@contextmanager
+def exit_on_broken_pipe() -> Iterator[None]:
+    """Status 141 and not a word when stdout's reader has gone (`| head` read its lines), as `cat`
+    ends; Python's own BrokenPipeError is a traceback, and another one as it flushes stdout at exit.
+    A broken pipe of anything else (a worker's) is left a traceback: that is a bug."""
+    try:
+        yield
+        sys.stdout.flush()  # what is still buffered: the reader may have gone before it
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush writes nowhere
+        sys.exit(BROKEN_PIPE_STATUS)
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe no process reads any more: its write end polls as an error."""
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+    except (AttributeError, OSError, ValueError):  # replaced by an object without a descriptor, or closed
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def exit_interrupted(what: str) -> NoReturn:

@@ -13,6 +13,10 @@ How the variant is built, so that the same computation always lands in the same 
 - leaf values that differ from the defaults of the experiment with those group choices give
   `<alias><value>` (aliases below; other keys use their last dotted part without `_`); a
   model given by path is named by its last two path parts (`model-checkpoints-mbert-ft`);
+- the engine (`trainer.fuse_seeds`, `trainer.fuse_align_lengths`) is compared with solo
+  training, not with the experiment's defaults: a fused seed is another computation than its
+  solo run, so `fused<K>` names it however K was chosen (command line, a trainer preset, an
+  experiment preset of one's own);
 - `seed_init` / `seed_order` that differ from `seed` give `init<N>` / `order<N>`; when they
   equal `seed` (their default) nothing is added, so runs made before variants existed keep
   their directories and are not rerun;
@@ -41,6 +45,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from stability.core.confdir import CONF_DIR
 from stability.core.runrecord import NON_SEMANTIC_KEYS, fingerprint, unread_keys
 from stability.core.schemas.nli import NliSet
+from stability.core.schemas.trainer import Trainer
 
 # config groups whose choice can tell two variants apart (lang, logger, paths, hydra do not)
 VARIANT_GROUPS = ("model", "data", "trainer", "annotator")
@@ -81,6 +86,9 @@ ALIASES = {
     "data.validation_set.name": "val",
 }
 SEED_ALIASES = {"seed_init": "init", "seed_order": "order"}
+# the engine's keys at solo training, what every run's engine is named against
+SOLO_ENGINE = {f"trainer.{field.name}": field.default for field in dataclasses.fields(Trainer)
+               if field.name in ("fuse_seeds", "fuse_align_lengths")}
 _NLI_SET_KEYS = tuple(f.name for f in dataclasses.fields(NliSet))
 # in the path already (or derived from what is): never part of the variant
 IDENTITY_KEYS = ("experiment_name", "lang", "seed", "seed_init", "seed_order", "setup", "variant", "out",
@@ -143,7 +151,7 @@ def variant_of(cfg: DictConfig) -> str:
     unread = unread_keys(cfg)
     values = {key: value for key, value in _leaves(cfg).items()
               if not any(key == dotted or key.startswith(f"{dotted}.") for dotted in unread)}
-    return variant_name(changed_groups + variant_items(values, defaults)
+    return variant_name(changed_groups + variant_items(values, {**defaults, **SOLO_ENGINE})
                         + seed_items(cfg.seed, cfg.seed_init, cfg.seed_order))
 
 

@@ -12,6 +12,7 @@ job of a sweep: its record, which the sweep's end and `status` read.
 """
 from __future__ import annotations
 
+import errno
 import logging
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,7 +25,7 @@ from hydra.core.utils import _save_config
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
-from stability.core.jobrecord import JobRecord, write_job_record
+from stability.core.jobrecord import DONE, JobRecord, read_job_record, write_job_record
 from stability.core.ranks import launch_rank
 
 # where Hydra would have written the job's configs (its default `hydra.output_subdir`)
@@ -81,18 +82,25 @@ class JobOutputs:
         self.main = launch_rank() == 0
         self.record = JobRecord.started_here() if recorded and self.main else None
         self.claimed = False
+        self.recording = True   # the job's record is written into its folder (`claim`'s `own_run`)
 
-    def claim(self, folder: Path | None = None) -> None:
+    def claim(self, folder: Path | None = None, own_run: bool = True) -> None:
         """The job writes into its folder from now on: its configs, record and log go there too;
         its configs and log into `folder` where given (a redo's staging folder, so a finished run's
-        own stay as they are until the redo takes its place)."""
+        own stay as they are until the redo takes its place). `own_run` False: the job writes only
+        into `folder` (a fused group's first job whose own run is finished trains the others), so
+        its own folder stays as it was, its record too where it says done (one a killed job left
+        running is put right), unless the job fails."""
         if self.claimed:
             return
         self.claimed = True
+        if not own_run:
+            left = read_job_record(self.directory)
+            self.recording = left is None or left.state != DONE
         try:
             if self.deferred and self.main:
                 _save_job_configs(self.cfg, (folder or self.directory) / JOB_CONFIG_DIR)
-            if self.record is not None:
+            if self.record is not None and self.recording:
                 write_job_record(self.directory, self.record)
         except OSError as err:
             raise unwritable(self.directory, err) from None
@@ -103,7 +111,7 @@ class JobOutputs:
     def finish(self, error: str | None = None) -> None:
         """The job's end in its record: always where it failed (the sweep's end names it), else
         only where it claimed its folder (a skipped or held job leaves the folder as it was)."""
-        if self.record is None or not (self.claimed or error):
+        if self.record is None or not ((self.claimed and self.recording) or error):
             return
         try:
             write_job_record(self.directory, self.record.finished(error))
@@ -120,19 +128,22 @@ class JobOutputs:
             _current.reset(token)
 
 
-def claim_job_folder(folder: Path | None = None) -> None:
+def claim_job_folder(folder: Path | None = None, own_run: bool = True) -> None:
     """Called by a task when it starts to write into its job's folder (a training job: when it
-    trains; `folder`: where this attempt writes, when not the job's folder itself); a no-op
-    outside a job (a task called directly)."""
+    trains; `folder`: where this attempt writes, when not the job's folder itself; `own_run` as
+    `JobOutputs.claim`); a no-op outside a job (a task called directly)."""
     outputs = _current.get()
     if outputs is not None:
-        outputs.claim(folder)
+        outputs.claim(folder, own_run)
 
 
 def unwritable(path: Path, err: OSError, doing: str = "cannot write here") -> UserError:
-    """An OSError writing `path` as one line (a read-only or immutable folder, a full disk)."""
-    return UserError(f"{doing} ({err.strerror or type(err).__name__})", path=err.filename or path,
-                     fix="make the folder writable, or pass out= a folder you can write into")
+    """An OSError writing `path` as one line (a read-only or immutable folder, a full disk or quota),
+    its fix the one for its cause: space is not a permission."""
+    full = err.errno in (errno.ENOSPC, errno.EDQUOT)
+    fix = ("free space on that disk (or raise your quota), or pass out= a folder on another disk" if full
+           else "make the folder writable, or pass out= a folder you can write into")
+    return UserError(f"{doing} ({err.strerror or type(err).__name__})", path=err.filename or path, fix=fix)
 
 
 def _save_job_configs(cfg: DictConfig, folder: Path) -> None:

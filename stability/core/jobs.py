@@ -23,6 +23,7 @@ import re
 import shlex
 import typing
 from pathlib import Path
+from typing import Sequence
 
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -31,9 +32,10 @@ from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import Container, DictConfig, ListConfig, OmegaConf, open_dict
-from omegaconf.errors import OmegaConfBaseException, ValidationError
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException, ValidationError
 
 from stability.core.config import CONF_DIR, CONFIG_NAME
+from stability.core.configfiles import config_file, failing_config, key_line
 from stability.core.errors import UserError, first_line
 from stability.core.identity import remember_composition
 from stability.core.interrupts import deferred, raise_if_interrupted
@@ -163,6 +165,9 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
             multirun = any(flag in MULTIRUN_FLAGS for flag in flags) or master.hydra.mode == RunMode.MULTIRUN
             configs = _compose_jobs(config_name, hydra_lines, job_overrides(master, task, multirun), config_dirs,
                                     bases={groups: base})
+            if multirun:
+                refuse_ignored_sweeps(master, configs, [o for o in task if o.is_sweep_override()
+                                                        and _is_group(o, config_dirs)], task)
             for cfg in configs:
                 raise_if_interrupted()
                 refuse_undeclared_keys(cfg, config_name)
@@ -173,7 +178,35 @@ def job_configs(argv: list[str], config_name: str = CONFIG_NAME, conf_dir: Path 
     except (HydraException, OmegaConfBaseException) as err:
         if isinstance(err.__context__, UserError):  # raised by a resolver: already one line
             raise err.__context__ from None
-        raise composition_error(err, config_name) from None
+        raise composition_error(err, config_name, [conf_dir, *user_config_dirs(overrides)]) from None
+
+
+def refuse_ignored_sweeps(master: DictConfig, configs: list[DictConfig], swept_groups: list[Override],
+                          task: list[Override]) -> None:
+    """A sweep over presets (`experiment=baseline,rte_mnli`) whose presets sweep keys of their own
+    (`hydra.sweeper.params`), as one UserError: Hydra's sweeper takes the sweep from the command's
+    config, composed without the swept presets, so each job would run at one value of its preset's
+    swept keys (English, seed 0) without a word. A key the command line gives is no preset's to sweep."""
+    if not swept_groups:
+        return
+    given = {override.get_key_element() for override in task}
+    sweep = dict(master.hydra.sweeper.params or {})
+    ignored: dict[str, dict[str, str]] = {}   # the job's swept preset lines -> the keys it sweeps, ignored
+    for cfg in configs:
+        chosen = " ".join(line for line in cfg.hydra.overrides.task
+                          if line.split("=", 1)[0] in {o.get_key_element() for o in swept_groups})
+        ignored.setdefault(chosen, {key: str(value) for key, value in (cfg.hydra.sweeper.params or {}).items()
+                                    if key not in given and str(sweep.get(key)) != str(value)})
+    chosen, keys = next(((chosen, keys) for chosen, keys in ignored.items() if keys), ("", {}))
+    if not keys:
+        return
+    every_key = {key: value for each in reversed(ignored.values()) for key, value in each.items()}
+    one_by_one = ", then ".join(f"{o.key_or_group}={value}" for o in swept_groups for value in o.sweep_string_iterator())
+    raise UserError(f"{' '.join(o.input_line for o in swept_groups)}: a sweep over presets runs the command's own "
+                    f"sweep, not each preset's, and {chosen} sweeps "
+                    f"{' and '.join(f'{key} over {value}' for key, value in keys.items())}",
+                    fix=f"run one command per preset ({one_by_one}), or give the keys the presets sweep on the "
+                        f"command line: {' '.join(f'{key}={every_key[key]}' for key in sorted(every_key))}")
 
 
 def without_hydra(cfg: DictConfig) -> DictConfig:
@@ -234,15 +267,23 @@ def unknown_key(full_key: str, schema: type, config_name: str) -> UserError:
     closest key that node declares (Hydra would advise appending it with `+`). Keys are compared
     below that node, so their shared prefix (`trainer.`) does not make every key look close."""
     parent, _, key = full_key.rpartition(".")
-    closest = difflib.get_close_matches(key, declared_keys(schema), n=1)
-    guess = f"did you mean {parent}{'.' if parent else ''}{closest[0]}?" if closest else "check its spelling;"
+    keys = declared_keys(schema)
+    closest = difflib.get_close_matches(key, keys, n=1)
+    nearest = difflib.get_close_matches(key, keys, n=3, cutoff=0.3)
+    guess = (f"did you mean {parent}{'.' if parent else ''}{closest[0]}?" if closest else
+             "check its spelling" + (f" (the nearest keys: {', '.join(f'{parent}.{k}'.lstrip('.') for k in nearest)})"
+                                     if nearest else "") + ";")
     return UserError(f"unknown key '{full_key}'",
                      fix=f"{guess} --help lists the keys, --cfg job prints the {config_name} config")
 
 
-def composition_error(err: Exception, config_name: str) -> UserError:
+def composition_error(err: Exception, config_name: str, config_dirs: Sequence[Path] = ()) -> UserError:
     """Hydra's and OmegaConf's multi-line messages as one line: the override or key, the problem,
-    and Hydra's own hint where it gives one (`To append to your config use +key=value`)."""
+    and Hydra's own hint where it gives one (`To append to your config use +key=value`); a key of
+    a config file (a preset of one's own) named by the file, found in `config_dirs`, and its line."""
+    in_file = _file_key_error(err, config_name, config_dirs)
+    if in_file is not None:
+        return in_file
     invalid = err if isinstance(err, ValidationError) else err.__cause__
     if isinstance(invalid, ValidationError) and (wrong_type := type_error(invalid)) is not None:
         return wrong_type
@@ -274,6 +315,27 @@ def composition_error(err: Exception, config_name: str) -> UserError:
     return UserError(f"cannot compose the config: {message}",
                      fix=hints[0] if hints else f"check the key and its value (--help lists them, --cfg job "
                                                 f"prints the {config_name} config)")
+
+
+def _file_key_error(err: Exception, config_name: str, config_dirs: Sequence[Path]) -> UserError | None:
+    """`In 'trainer/swa': ConfigKeyError ...` (a key no schema declares, a value of the wrong type,
+    written in a config file) as the file, the key's line and the nearest keys; None for other errors."""
+    config_path = failing_config(str(err))
+    inner = err.__cause__ or err.__context__
+    full_key = getattr(inner, "full_key", None)
+    if config_path is None or not isinstance(inner, OmegaConfBaseException) or not full_key:
+        return None
+    schema = getattr(inner, "object_type", None)
+    if isinstance(inner, ConfigKeyError) and dataclasses.is_dataclass(schema):
+        error = unknown_key(str(full_key), typing.cast(type, schema), config_name)
+    elif isinstance(inner, ValidationError) and (wrong_type := type_error(inner)) is not None:
+        error = wrong_type
+    else:
+        error = UserError(f"{full_key}: {first_line(getattr(inner, 'msg', None) or inner)}",
+                          fix="correct the key or its value (--help lists the keys)")
+    path = config_file(config_path, config_dirs)
+    return UserError(error.problem, path=path or f"config {config_path}",
+                     line=key_line(path, str(full_key)) if path else None, fix=error.fix)
 
 
 # What a schema field of each type takes, as an error message and a fix say it.

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from importlib import resources
 from pathlib import Path
 
@@ -64,6 +65,23 @@ def expand_ranges(override: str) -> str:
     return f"{key}={','.join(expanded)}"
 
 
+def _parse_fix(text: str, parser: OverridesParser) -> str:
+    """The fix of an override Hydra cannot parse: where its value parses quoted (a character Hydra's
+    unquoted values do not take: `é`, `Ж`, a quote), that value quoted, inside the shell's quotes,
+    which must pass it on."""
+    key, equals, value = text.partition("=")
+    quote = next((mark for mark in ('"', "'") if mark not in value), None)
+    if equals and quote:
+        quoted = f"{key}={quote}{value}{quote}"
+        try:
+            parser.parse_override(quoted)
+        except HydraException:
+            pass
+        else:
+            return f"quote the value for Hydra, inside the shell's quotes: {shlex.quote(quoted)}"
+    return "write key=value, key=a,b for a sweep, or key=a..b for a range"
+
+
 def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
     """Expand ranges, check the overrides parse and name existing configs, add -m for sweeps."""
     out: list[str] = []
@@ -82,8 +100,7 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
             parsed_overrides.append(parser.parse_override(text))
         except HydraException as err:
             message = first_line(err)
-            raise UserError(f"cannot parse override '{text}' ({message})",
-                            fix="write key=value, key=a,b for a sweep, or key=a..b for a range") from None
+            raise UserError(f"cannot parse override '{text}' ({message})", fix=_parse_fix(text, parser)) from None
     config_dirs = [conf_dir, *user_config_dirs(parsed_overrides)]
     for parsed in parsed_overrides:
         _check_group_choices(parsed, config_dirs)

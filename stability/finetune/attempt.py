@@ -32,6 +32,7 @@ from stability.finetune.encoding import EncodedSplit, encode
 from stability.finetune.loop import (TrainResult, predict_diagnostic, predict_entailment_probability, saved_identity,
                                      train)
 from stability.finetune.modeling import build_model, load_tokenizer, save_weights
+from stability.finetune.recipe import described
 from stability.finetune.precision import (forget_previous_precision, refuse_precision_not_run,
                                           resolve_mixed_precision, run_device)
 from stability.tracking.trackers import Tracker, make_tracker
@@ -126,6 +127,8 @@ def train_and_record(settings: TrainConfig, composed: DictConfig, run_dir: RunDi
     main = accelerator.is_main_process
     identity = checkpoint_identity(composed, inputs, settings.trainer.dynamics)
     _start_attempt(run_dir, settings, identity, main, claim)
+    if main:
+        log.info("[%s] %s", run_name(settings), described(settings.trainer, group_choices(composed).get("trainer")))
     accelerator.wait_for_everyone()     # no process loads a checkpoint the main one removed
     loaded = load_encoded(settings)
     model = build_model(settings.model, loaded.tokenizer, settings.seed_init)

@@ -28,6 +28,7 @@ the forward under autocast, weights, gradients and optimiser in float32.
 from __future__ import annotations
 
 import copy
+import warnings
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
@@ -51,13 +52,32 @@ from stability.finetune.schedules import LearningRate, plateau_rule
 # torch.nn.utils.clip_grad_norm_'s guard against a zero norm, so a member clips as its solo run does
 _CLIP_EPS = 1e-6
 IGNORED_LABEL = -100   # the label the models' cross-entropy leaves out (torch's ignore_index)
+# torch's warning when vmap loops over an op without a batching rule, for SDPA's CPU flash kernel
+_SDPA_FALLBACK = r"There is a performance drop .* batching rule for aten::_scaled_dot_product_flash_attention_for_cpu"
 
 # trainer keys the fused engine does not run yet, with the value that it does run
 _UNFUSABLE = {"optimizer": "adamw", "mixout": 0.0, "pretrained_decay": 0.0, "eval_every": "epoch"}
 
 
+@contextmanager
+def _member_by_member_attention() -> Iterator[None]:
+    """Without torch's warning that vmap runs SDPA's CPU flash kernel member by member (it has no
+    batching rule): the kernel SDPA takes without dropout, so at every validation pass and in training
+    with dropout 0 (with dropout SDPA takes its math path, which vmap batches). Member by member it
+    computes what each member's model computes alone, with a solo run's own kernel; eager attention,
+    which vmap batches, would change every fused member's numbers and, measured on the CPU with
+    benchmarks/fused_sweep.py --evaluate (docs/benchmarks.md), does not evaluate faster."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_SDPA_FALLBACK)
+        yield
+
+
 def refuse_unfusable(trainer: Trainer) -> None:
-    """One line naming every trainer key set to what fused members cannot do yet."""
+    """One line naming every trainer key set to what fused members cannot do yet; fp16 (which `auto`
+    never resolves to, so the value asked for decides on every device) has a loss scale of its own."""
+    if trainer.mixed_precision == "fp16":
+        raise UserError("seeds cannot be fused with trainer.mixed_precision=fp16: its loss scale would be one for "
+                        "all members", fix="trainer.mixed_precision=bf16 or no, or train these seeds one by one")
     unfusable = [f"trainer.{key}={_override_text(getattr(trainer, key))}" for key, fused in _UNFUSABLE.items()
                  if getattr(trainer, key) != fused]
     if unfusable:
@@ -132,9 +152,6 @@ class FusedMembers:
         self.params, self.buffers = stack_module_state(list(members))
         device = next(iter(self.params.values())).device
         precision = resolve_mixed_precision(trainer.mixed_precision, device)
-        if precision == "fp16":
-            raise UserError("seeds cannot be fused with trainer.mixed_precision=fp16: its loss scale would be one for "
-                            "all members", fix="trainer.mixed_precision=bf16 or no, or train these seeds one by one")
         # accelerate's mixed precision: the forward (loss included) under autocast
         self._autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
         # the members' shared structure, without storage: every forward passes the stacked tensors
@@ -163,7 +180,7 @@ class FusedMembers:
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Each member's loss (K) and logits (K × batch × labels) on its own batch (`collate_members`)."""
         inputs = self._with_built_mask(batch)
-        with self._autocast:
+        with self._autocast, _member_by_member_attention():
             losses, logits = self.members_forward(self.params, self.buffers, inputs)
         return losses.float(), logits.float()
 
@@ -212,7 +229,7 @@ class FusedMembers:
                 inputs = collate(split, indices, pad_id)
                 del inputs["labels"]
                 inputs = self._with_built_mask({key: value.to(device) for key, value in inputs.items()})
-                with self._autocast:
+                with self._autocast, _member_by_member_attention():
                     logits = vmap(lambda params, buffers: functional_call(self._base, (params, buffers), (),
                                                                           inputs).logits)(self.params, self.buffers)
                 out[:, indices] = torch.softmax(logits.float(), dim=-1)[..., 0].cpu().numpy()

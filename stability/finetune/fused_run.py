@@ -29,6 +29,7 @@ from accelerate import Accelerator
 from omegaconf import DictConfig
 
 from stability.core.errors import UserError
+from stability.core.identity import group_choices
 from stability.core.jobrecord import JobRecord, utc_now, write_job_record
 from stability.core.runmatch import SAME, judge
 from stability.core.runrecord import RunDir, RunRecord
@@ -37,6 +38,7 @@ from stability.data.inputs import run_inputs
 from stability.finetune.distributed import cpu_only_distributed
 from stability.finetune.fused import build_members
 from stability.finetune.fused_loop import train_members
+from stability.finetune.recipe import described
 from stability.finetune.precision import forget_previous_precision, refuse_precision_not_run, resolve_mixed_precision, \
     run_device
 from stability.finetune.dynamics import DynamicsRecorder
@@ -60,12 +62,13 @@ class Member:
 
 
 def run_group(members: Sequence[Member], first: Path, hold: Hold,
-              claim: Callable[[Path], None] = lambda folder: None) -> list[RunRecord]:
+              claim: Callable[..., None] = lambda folder, own_run=True: None) -> list[RunRecord]:
     """Train the group (`members` in seed order; `first`, the folder of the job that trains it, is
     held by the command, `hold` holds the others') and return every member's record: the finished
     ones' as they are (skipped as the same computation), the others' once written. Refusals are
     `run.run_one`'s, member by member, before anything is written; `claim` gets the folder the
-    job's own files go to (where its member trains, or the first member that does)."""
+    job's own files go to (where its member trains, or the first member that does, `own_run` False:
+    the job's own run is kept, and so is its folder)."""
     with ExitStack() as held:
         for member in members:
             if member.path != first:
@@ -75,7 +78,8 @@ def run_group(members: Sequence[Member], first: Path, hold: Hold,
             return list(attempts)
         own = [attempt for attempt, member in zip(attempts, members)
                if member.path == first and isinstance(attempt, Attempt)]
-        records = _train_group(members, attempts, lambda folder: claim(own[0].target.path if own else folder))
+        records = _train_group(members, attempts, lambda folder: claim(own[0].target.path) if own
+                               else claim(folder, own_run=False))
     for member, attempt in zip(members, attempts):
         if member.path != first and isinstance(attempt, Attempt):
             # the member's job did its work here: its record says finished (one an earlier command left,
@@ -101,6 +105,7 @@ def _train_group(members: Sequence[Member], attempts: list[Attempt | RunRecord],
         if removed:
             log.info("[clean] %s: removed %s, left by an unfinished attempt", attempt.target.path, ", ".join(removed))
     claim(due[0].target.path)
+    log.info("[fused] %s", described(first.trainer, group_choices(due[0].composed).get("trainer")))
     loaded = load_encoded(first)
     for attempt in due:
         attempt.target.write_config(attempt.composed)

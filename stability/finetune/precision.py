@@ -102,6 +102,16 @@ def refuse_precision_not_run(requested: str, accelerator: Accelerator) -> None:
                         fix="trainer.mixed_precision=no trains in float32, trainer.mixed_precision=bf16 in bf16")
 
 
+def refuse_fp16_without_gpu() -> None:
+    """fp16 asked of jobs that run on this machine, which has no CUDA device: one line before any job
+    starts, where `refuse_precision_not_run` would fail every job of the sweep one by one."""
+    if not torch.cuda.is_available():
+        raise UserError("trainer.mixed_precision=fp16 needs a CUDA GPU, and this machine, where the jobs run, has "
+                        "none (accelerate would train in float32)",
+                        fix="trainer.mixed_precision=no trains in float32, trainer.mixed_precision=bf16 in bf16; "
+                            "or run the sweep where there is a GPU (hydra/launcher=slurm)")
+
+
 def _reason(device: torch.device, bf16: bool) -> str:
     """What decided `auto` on `device`, for its log line."""
     if device.type == "cuda":

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from transformers import PreTrainedModel
 
-from stability.core.schemas.trainer import Trainer
+from stability.core.schemas.trainer import EVERY_EPOCH, Trainer
 from stability.finetune.mixout import apply_mixout, remove_mixout
 from stability.finetune.optimizers import build_optimizer
 from stability.finetune.pretrained_decay import PretrainedDecay
@@ -43,6 +43,23 @@ class Recipe:
         """Leave the model as a plain checkpoint (mixout's parametrisations removed, trained weights kept)."""
         if self.mixout:
             remove_mixout(model)
+
+
+def described(trainer: Trainer, preset: str | None) -> str:
+    """The recipe a run trains with, as composed: its trainer preset, then the values that preset's
+    file, the experiment preset and the command line left, the stabilisers only where on. An
+    experiment's `trainer:` keys override the trainer preset's (`experiment=smoke trainer=mosbach`
+    trains at smoke's batch size and epochs), which this line, at the start of each run's log, makes plain."""
+    every = "each epoch" if trainer.eval_every == EVERY_EPOCH else f"every {trainer.eval_every} steps"
+    parts = [f"batch size {trainer.batch_size}", f"learning rate {trainer.learning_rate:g}",
+             f"at most {trainer.max_epochs} epochs", f"patience {trainer.patience}", f"validated {every}",
+             f"{trainer.optimizer}, weight decay {trainer.weight_decay:g}", f"{trainer.schedule} schedule"]
+    if trainer.schedule != "constant":
+        parts[-1] += f", warm-up {trainer.warmup_ratio:g}"
+    on = {"reinit_layers": trainer.reinit_layers, "layer_lr_decay": trainer.layer_lr_decay != 1.0 and trainer.layer_lr_decay,
+          "mixout": trainer.mixout, "pretrained_decay": trainer.pretrained_decay, "lr_patience": trainer.lr_patience}
+    parts += [f"{key} {value:g}" for key, value in on.items() if value]
+    return f"trainer={preset or 'default'} as composed: " + ", ".join(parts)
 
 
 def initialise(model: PreTrainedModel, trainer: Trainer, init_seed: int) -> None:

@@ -13,7 +13,7 @@ world, a discrete one of the cell's own few runs, is measured and reported besid
 decide. The method printed is the one nearest the nominal level among those not measurably below
 it (the Monte-Carlo interval reaching nominal); else the best one if it reaches `FLOOR` (90 %),
 stated with its measured coverage; else no interval: "too few seeds (measured coverage X %)", and
-for the cells the tables print (overall) how many seeds would reach 90 % in that world.
+for a condition's overall σ and failed rate how many seeds would reach 90 % in that world.
 """
 from __future__ import annotations
 
@@ -47,6 +47,10 @@ FEATURES = ("data map", "ambiguous share by feature")   # (level, category) of t
 FAMILY_LEVEL, FAMILY_CELLS = "family", "all cells"   # calibration.csv's level and category of a whole family
 TOO_FEW = "too few seeds"
 UNFITTED = "no world fitted"   # a cell whose non-failed runs have no spread: nothing to simulate
+# the largest σ of scores in [−1, 1] (MCCs): Popoviciu's inequality, Var ≤ (max − min)² / 4. The interval
+# estimates the σ of the seeds' distribution, so its bounds are cut at it; coverage is unchanged (the
+# true σ is never above it), widths are only narrower
+SIGMA_CAP = 1.0
 METHOD_NAMES = {"percentile": "percentile bootstrap", "chi2": "χ²", "bonett": "Bonett", "F": "F", "t": "t",
                 "welch": "Welch", "wilson": "Wilson"}
 
@@ -243,6 +247,11 @@ def percent(value: float) -> str:
     return "–" if pd.isna(value) else f"{100 * value:.0f} %"
 
 
+def too_few(coverage: float) -> str:
+    """What a cell prints instead of an interval no method makes trustworthy: "too few seeds (measured coverage 73 %)"."""
+    return f"{TOO_FEW} (measured coverage {percent(coverage)})"
+
+
 def interval_method(choice: pd.Series | None, calibrated: bool) -> tuple[str, float]:
     """(method, measured coverage) a table prints for a cell: the chosen method, `TOO_FEW` where none
     is usable, `UNFITTED` where the calibration has no world for the cell, "percentile" with no
@@ -257,13 +266,17 @@ def interval_method(choice: pd.Series | None, calibrated: bool) -> tuple[str, fl
 def std_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
                random_state: int) -> tuple[float, float]:
     """σ's interval by the chosen method (`interval_method`; NaN where none is usable or the cell was not
-    calibrated); without a calibration the percentile bootstrap, as before calibration existed."""
+    calibrated); without a calibration the percentile bootstrap, as before calibration existed. Bounds
+    above `SIGMA_CAP` are cut to it."""
     method = interval_method(choice, calibrated)[0]
     if method in (TOO_FEW, UNFITTED):
         return float("nan"), float("nan")
     if method == "percentile":
-        return std_interval(values, bootstrap, confidence, random_state)
-    return std_interval_of(values, method, confidence)
+        bounds = std_interval(values, bootstrap, confidence, random_state)
+    else:
+        bounds = std_interval_of(values, method, confidence)
+    low, high = (float(bound) if np.isnan(bound) else min(float(bound), SIGMA_CAP) for bound in bounds)
+    return low, high
 
 
 def mean_bounds(choice: pd.Series | None, calibrated: bool, values: np.ndarray, *, bootstrap: int, confidence: float,
@@ -389,9 +402,9 @@ class SeedHalf:
     coverage: float = float("nan")
 
     def interval(self, estimate: float, low: float, high: float) -> str:
-        """"0.31 [0.12, 0.48]", or "0.31 (too few seeds: measured coverage 73 %)"."""
+        """"0.31 [0.12, 0.48]", or "0.31; too few seeds (measured coverage 73 %)" (`too_few`)."""
         if self.coverage < sim.FLOOR:
-            return f"{num(estimate)} ({TOO_FEW}: measured coverage {percent(self.coverage)})"
+            return f"{num(estimate)}; {too_few(self.coverage)}"
         return f"{num(estimate)} [{num(low)}, {num(high)}]"
 
 
@@ -423,18 +436,24 @@ def seed_half(calibration: Calibration | None, statistic: str, *, condition: str
                     f"{percent(worst['measured'])} at {designs} seeds{flag}", float(worst["measured"]))
 
 
+def with_rows(calibration: Calibration, rows: pd.DataFrame) -> Calibration:
+    """`calibration` with more rows of calibration.csv (`COLUMNS`), measured elsewhere."""
+    if rows.empty:
+        return calibration
+    return Calibration(pd.concat([calibration.table, rows[COLUMNS]], ignore_index=True), calibration.choices,
+                       calibration.sims)
+
+
 def with_feature_tests(calibration: Calibration, designs: dict[tuple[str, str, str], FeatureDesign],
                        seeds: dict[tuple[str, str, str], list[int]], *, sims: int, random_state: int) -> Calibration:
     """`calibration` plus the A/A false-positive rates of the data maps' Fisher tests per group
     (`statistics.fisher_calibration`), at most `ITEM_SIMS` studies per item world: an item-level study
     tests every feature of thousands of items, and the Fisher rows need no finer rate than ± 3 %."""
     rng = np.random.default_rng([random_state, 1])
-    frames = [calibration.table]
+    frames = []
     for (lang, setup, variant), design in sorted(designs.items()):
         rows = calibrate_features(design, sims=min(sims, ITEM_SIMS), rng=rng)
         frames.append(rows.assign(lang=lang, condition=condition_name(setup, variant), reference="",
                                   level=FEATURES[0], category=FEATURES[1],
                                   n_seeds=len(seeds.get((lang, setup, variant), [])), n_seeds_reference=np.nan)[COLUMNS])
-    if len(frames) == 1:
-        return calibration
-    return Calibration(pd.concat(frames, ignore_index=True), calibration.choices, calibration.sims)
+    return with_rows(calibration, pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())

@@ -22,10 +22,11 @@ from stability.core.schemas.report import ReportSchema
 from stability.report.alignment import check_aligned
 from stability.report.annotation import Annotate
 from stability.report.bootstrap import condition_deltas, language_deltas
-from stability.report.calibration import Calibration, calibrate, with_feature_tests
+from stability.report.calibration import Calibration, calibrate, with_feature_tests, with_rows
 from stability.report.clusters import ItemClusters, ReadRecords, item_clusters, language_records, remembered
 from stability.report.collect import DEGENERATE, PROVENANCE, Collected, collect
 from stability.report.compare import check_conditions, check_languages
+from stability.report.decision_calibration import decision_calibration, decision_records
 from stability.report.data_map import DataMaps, FeatureShares, data_maps, feature_shares
 from stability.report.dynamics import RunDynamics, read_run_dynamics
 from stability.report.failed import FailedRule, failed_runs, without_failed
@@ -124,6 +125,9 @@ class Context:
                                 sims=options.calibration_sims, confidence=options.confidence,
                                 aso_iterations=options.aso_iterations, random_state=options.random_state,
                                 bootstrap=options.bootstrap, compare_langs=options.compare_langs)
+        decided = decision_calibration(decision_records(self.paths), self.all_results, self.failed,
+                                       sims=options.calibration_sims, random_state=options.random_state)
+        calibration = with_rows(calibration, decided)
         if not self.dynamics:
             return calibration
         return with_feature_tests(calibration, self.feature_shares.designs, self.data_maps.seeds,

@@ -129,13 +129,16 @@ def fitted(world: str, cells: Fit) -> np.ndarray:
     return spread & (cells.failed_rate > 0) if world == "failed" else spread
 
 
-def draw(world: str, cells: Fit, n: int, sims: int, rng: np.random.Generator) -> Draw:
-    """`sims` studies of `n` seeds per cell of `cells` in `world`."""
+def draw(world: str, cells: Fit, n: int, sims: int, rng: np.random.Generator, shared: bool = False) -> Draw:
+    """`sims` studies of `n` seeds per cell of `cells` in `world`. `shared`: the cells are categories of
+    one condition, so a simulated run is one run of every cell: which of the condition's runs it
+    resamples, and whether it failed, is the same for all of them (the normal noise stays independent)."""
     count = len(cells.mean)
     shape = (count, sims, n)
+    per_run = (1, sims, n) if shared else shape
     rate = cells.failed_rate
     if world == "resampling":
-        picks = rng.integers(0, cells.scores.shape[1], shape)
+        picks = np.broadcast_to(rng.integers(0, cells.scores.shape[1], per_run), shape)
         rows = np.arange(count)[:, None, None]
         return Draw(cells.scores[rows, picks], cells.failed[rows, picks], cells.scores.mean(axis=-1),
                     cells.scores.std(axis=-1), rate)
@@ -145,7 +148,7 @@ def draw(world: str, cells: Fit, n: int, sims: int, rng: np.random.Generator) ->
         return Draw(samples, np.zeros(shape, bool), cells.mean, cells.std, np.zeros(count))
     if world != "failed":
         raise ValueError(f"no world {world!r}")
-    failed = rng.random(shape) < rate[:, None, None]
+    failed = rng.random(per_run) < rate[:, None, None]
     truth_std = np.sqrt((1 - rate) * cells.std ** 2 + rate * (1 - rate) * (cells.mean - CHANCE) ** 2)
     return Draw(np.where(failed, CHANCE, samples), failed, (1 - rate) * cells.mean + rate * CHANCE, truth_std, rate)
 

@@ -12,6 +12,9 @@ Public API:
 - `decision_false_positives(world, cells, looks, bounds, *, sims, rng) -> SequentialTests`: the same
   in A/A studies, both arms from `cells`' world (normal and heavy in standard units, shared by every
   cell: the tests are location-scale invariant), so every rejection is a false positive.
+- `family_false_differ(world, cells, looks, bounds, *, sims, rng) -> ndarray`: the A/A rejections of
+  a condition's cells tested together (a decision goal's coarse categories), each simulated run one
+  run of every cell, so the family's rate (any cell) is measured with the cells' own dependence.
 - `precision_stops(samples, looks, target, statistic, method, confidence, groups=None) -> ndarray`:
   the look (0-based) at which each study stops for precision: the first whose interval is at most
   `target` wide, in every cell of its group (a condition's categories) when `groups` is given, else
@@ -90,6 +93,21 @@ def decision_false_positives(world: str, cells: Fit, looks: ArrayLike, bounds: A
     n = int(_looks(looks)[-1])
     first, second = draw(world, source, n, sims, rng), draw(world, source, n, sims, rng)
     return sequential_tests(first.samples, second.samples, looks, bounds, alpha)
+
+
+def family_false_differ(world: str, cells: Fit, looks: ArrayLike, bounds: ArrayLike, *, sims: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """(cells, sims) rejections in A/A studies of a family of cells tested together, as a decision
+    goal tests a pair's categories: both arms from `cells`' world, each simulated run a run of every
+    cell (`draw(shared=True)`: its resampled run and its failure shared, the cells' correlation in the
+    resampling world kept); normal and heavy cells independent, in standard units. A study declares the
+    pair to differ where any of its cells rejects."""
+    count = len(cells.mean)
+    source = (Fit(np.zeros((count, 1)), np.zeros((count, 1), bool), np.zeros(count), np.ones(count))
+              if world in SCALE_FREE else cells)
+    n = int(_looks(looks)[-1])
+    first, second = (draw(world, source, n, sims, rng, shared=True) for _ in range(2))
+    return sequential_tests(first.samples, second.samples, looks, bounds).sequential
 
 
 def _intervals(samples: np.ndarray, looks: np.ndarray, statistic: str, method: str,

@@ -115,8 +115,18 @@ def _refuse_underivable(configs: list[DictConfig], group: FusedGroup) -> None:
         if member_folder(first, int(configs[number].seed)) != run_directory(configs[number]):
             raise UserError(f"trainer.fuse_seeds trains a group's members in run folders beside each other "
                             f"(…/seed<N>); this sweep puts seed {int(configs[number].seed)} in "
-                            f"{run_directory(configs[number])}",
-                            fix="drop the hydra.sweep.subdir override, or pass trainer.fuse_seeds=1")
+                            f"{run_directory(configs[number])}", fix=_apart_fix(configs, group))
+
+
+def _apart_fix(configs: list[DictConfig], group: FusedGroup) -> str:
+    """What puts a group's members apart: seed_init or seed_order set (not following `seed`, so some
+    members' variant is `init<N>`), else a `hydra.sweep.subdir` of one's own."""
+    set_apart = [f"{key}={configs[group.jobs[0]][key]}" for key in _SEEDS[1:]
+                 if any(str(configs[number][key]) != str(configs[number].seed) for number in group.jobs)]
+    if set_apart:
+        return (f"drop {' and '.join(set_apart)}, which fused seeds follow (each member's seed_init and seed_order "
+                "are its seed), or pass trainer.fuse_seeds=1")
+    return "drop the hydra.sweep.subdir override, or pass trainer.fuse_seeds=1"
 
 
 def register_followers(configs: list[DictConfig], groups: Sequence[FusedGroup]) -> None:

@@ -50,6 +50,7 @@ class PlannedRun:
     epochs: float
     sizes: str  # "counted" from local files or "release" sizes
     fuse_seeds: int = 1  # the run trains fused with the other seeds of its block (`sweep.fused_groups`)
+    validation_steps: int | None = None  # trainer.eval_every in steps (None: each epoch), which bounds `epochs`
 
     @property
     def example_epochs(self) -> float:
@@ -72,7 +73,7 @@ def runs_of(configs: list[DictConfig], expected_epochs: float | None = None) -> 
         runs.append(PlannedRun(settings.experiment_name, settings.lang.code, settings.setup, settings.variant,
                                settings.seed, size.total, size.added,
                                expected_epochs or epoch_bound(size.total, settings.trainer), size.origin,
-                               settings.trainer.fuse_seeds))
+                               settings.trainer.fuse_seeds, settings.trainer.validation_steps))
     return runs
 
 
@@ -94,6 +95,12 @@ def gpu_hours(example_epochs: float, samples_per_second: float) -> float:
     return example_epochs / samples_per_second / SECONDS_PER_HOUR
 
 
+def hours_text(hours: float) -> str:
+    """GPU-hours to two decimals with thousands separators; past a million, in powers of ten (a
+    throughput of 1e-300 samples/s would otherwise print a number of 300 digits)."""
+    return f"{hours:,.2f}" if hours < 1e6 else f"{hours:.3g}"
+
+
 def compact_seeds(seeds: Sequence[int]) -> str:
     """0,1,2,3,5 → '0..3,5', the range syntax the command line takes."""
     parts, ordered = [], sorted(set(seeds))
@@ -111,7 +118,7 @@ def _groups(runs: list[PlannedRun]) -> dict[tuple, list[PlannedRun]]:
     """Runs that differ only by seed, in launch order."""
     groups: dict[tuple, list[PlannedRun]] = {}
     for run in runs:
-        groups.setdefault((run.experiment, run.lang, run.setup, run.n_train, run.epochs), []).append(run)
+        groups.setdefault((run.experiment, run.lang, run.setup, run.variant, run.n_train, run.epochs), []).append(run)
     return groups
 
 
@@ -122,15 +129,18 @@ def _unique(values) -> list:
 def _rows(runs: list[PlannedRun], samples_per_second: float | None) -> list[list[str]]:
     """Header, one row per group of seeds, and the total; GPU-hours only with a throughput."""
     def cells(example_epochs: float) -> list[str]:
-        hours = [f"{gpu_hours(example_epochs, samples_per_second):,.2f}"] if samples_per_second else []
+        hours = [hours_text(gpu_hours(example_epochs, samples_per_second))] if samples_per_second else []
         return [f"{example_epochs:,.0f}", *hours]
 
-    rows = [["experiment", "lang", "setup", "seeds", "runs", "examples/run", "epochs", "example-epochs",
-             *(["GPU-h"] if samples_per_second else [])]]
-    for (experiment, lang, setup, n_train, epochs), group in _groups(runs).items():
-        rows.append([experiment, lang, setup, compact_seeds([r.seed for r in group]), str(len(group)),
-                     f"{n_train:,}", f"{epochs:g}", *cells(sum(r.example_epochs for r in group))])
-    rows.append(["total", "", "", "", str(len(runs)), "", "", *cells(sum(r.example_epochs for r in runs))])
+    # the variant column where some run has one: two trainer presets' rows differ only there
+    variants = any(run.variant for run in runs)
+    rows = [["experiment", "lang", "setup", *(["variant"] if variants else []), "seeds", "runs", "examples/run",
+             "epochs", "example-epochs", *(["GPU-h"] if samples_per_second else [])]]
+    for (experiment, lang, setup, variant, n_train, epochs), group in _groups(runs).items():
+        rows.append([experiment, lang, setup, *([variant] if variants else []), compact_seeds([r.seed for r in group]),
+                     str(len(group)), f"{n_train:,}", f"{epochs:g}", *cells(sum(r.example_epochs for r in group))])
+    rows.append(["total", "", "", *([""] if variants else []), "", str(len(runs)), "", "",
+                 *cells(sum(r.example_epochs for r in runs))])
     return rows
 
 
@@ -140,10 +150,13 @@ def format_plan(runs: list[PlannedRun], samples_per_second: float | None,
     total = sum(r.example_epochs for r in runs)
     sizes = ("counted in the local files" if all(r.sizes == COUNTED for r in runs)
              else "released sizes (data.root=DIR counts local files instead)")
+    steps = sorted({r.validation_steps for r in runs if r.validation_steps})
+    by_steps = (f" (for runs that validate every {'/'.join(f'{n:,}' for n in steps)} steps, trainer.eval_every: "
+                "max_epochs' steps rounded up to whole validations, more epochs on a small training set)" if steps else "")
     epochs = (f"plan.expected_epochs={expected_epochs:g}" if expected_epochs else
-              "trainer.max_epochs, an upper bound (early stopping usually ends runs sooner; "
+              f"trainer.max_epochs{by_steps}, an upper bound (early stopping usually ends runs sooner; "
               "plan.expected_epochs=E for a closer estimate)")
-    hours = (f"{gpu_hours(total, samples_per_second):,.2f} at {samples_per_second:g} samples/s "
+    hours = (f"{hours_text(gpu_hours(total, samples_per_second))} at {samples_per_second:g} samples/s "
              "(training passes only; wall-clock ≈ GPU-hours / devices in parallel)" if samples_per_second
              else f"pass plan.samples_per_second=X, {THROUGHPUT_HINT}")
     groups = fused_group_count(runs)

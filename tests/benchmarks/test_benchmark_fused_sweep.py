@@ -102,11 +102,15 @@ def test_the_graphs_arm_compiles_the_fused_step_and_pads_to_its_buckets(tmp_path
     figures = tmp_path / "figures.json"
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--samples", "32",
                            "--steps", "3", "--warmup", "1", "--ks", "2", "--graphs", "--bucket", "64",
-                           "--compile-backend", "aot_eager", "--json", str(figures)],
+                           "--compile-backend", "aot_eager", "--evaluate", "--json", str(figures)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     arms = {arm["engine"]: arm for arm in json.loads(figures.read_text())["arms"]}
-    assert set(arms) == {"solo", "packed", "fused", "fused-aligned", "fused-graphs"}
+    assert set(arms) == {"solo", "packed", "fused", "fused-aligned", "fused-graphs", "solo-eval", "fused-eval"}
+    # a validation pass of each member over the pairs: dropout off, so SDPA's flash kernel, member by member
+    # under vmap, without torch's "performance drop" warning (the engine silences it, docs/benchmarks.md)
+    assert arms["solo-eval"]["examples"] == arms["fused-eval"]["examples"] == 2 * 32
+    assert "performance drop" not in done.stderr
     graphs = arms["fused-graphs"]
     assert graphs["examples"] == 2 * 3 * 4 and graphs["examples_per_second"] > 0
     # the same steps' real tokens, each step padded further to a multiple of 64

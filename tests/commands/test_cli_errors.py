@@ -113,3 +113,36 @@ def test_a_bad_value_in_one_job_of_a_sweep_stops_the_whole_sweep(tmp_path):
                     tmp_path)
     assert_one_line_error(result, "trainer.batch_size=0 is out of range")
     assert not list(tmp_path.rglob("*.yaml"))
+
+
+def _closed_pipe() -> tuple[int, object]:
+    """A pipe whose reader has gone (`| head` after its lines): its write end, as a file and a descriptor."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return write_end, os.fdopen(write_end, "w")
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path, monkeypatch):
+    """`nli-stability train --help | head -1`: the reader gone, a command ends as `cat` does (status 141,
+    nothing on stderr), not in Python's BrokenPipeError traceback; the front door's own usage too."""
+    import sys
+
+    from stability.core.errors import BROKEN_PIPE_STATUS, exit_on_user_error
+
+    write_end, stdout = _closed_pipe()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    with pytest.raises(SystemExit) as ended:
+        exit_on_user_error(lambda: print("a help text longer than the reader wanted " * 200))()
+    assert ended.value.code == BROKEN_PIPE_STATUS == 141
+    monkeypatch.undo()
+    stdout.close()
+    with pytest.raises(BrokenPipeError):      # a broken pipe of anything but stdout stays a traceback
+        exit_on_user_error(lambda: (_ for _ in ()).throw(BrokenPipeError()))()
+    write_end, stdout = _closed_pipe()
+    try:
+        result = subprocess.run([sys.executable, "-m", "stability.cli", "--help"], stdout=write_end,
+                                stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    finally:
+        stdout.close()
+    assert (result.returncode, result.stderr) == (141, "")

@@ -254,3 +254,56 @@ def test_the_job_log_is_written_only_once_claimed(tmp_path):
     unclaimed.handle(logging.makeLogRecord({"msg": "skipped"}))
     unclaimed.close()
     assert path.read_text() == "before the claim\nafter the claim\n" and path.stat().st_mtime_ns == stamp
+
+
+# -- the job's record --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("left, rewritten", [(None, True), ("running", True), ("done", False)])
+def test_a_job_that_writes_only_another_folder_leaves_its_own_record_as_it_was(tmp_path, left, rewritten):
+    """A fused group's first job whose own run is finished trains the other members (`own_run=False`): its
+    own folder's record, done by the command that trained it, stays byte for byte; one a killed job left
+    running (or none) says done once this job ends."""
+    from omegaconf import OmegaConf
+
+    from stability.core.jobrecord import DONE, JobRecord, read_job_record, write_job_record
+    from stability.core.joboutput import JobOutputs
+
+    own, other = tmp_path / "seed0", tmp_path / "seed1"
+    own.mkdir()
+    if left is not None:
+        record = JobRecord.started_here()
+        write_job_record(own, record if left == "running" else record.finished())
+    before = {path.name: path.read_bytes() for path in own.iterdir()}
+    outputs = JobOutputs(own, OmegaConf.create({}), deferred=False, recorded=True)
+    outputs.claim(other, own_run=False)
+    outputs.finish()
+    after = {path.name: path.read_bytes() for path in own.iterdir()}
+    assert (after != before) == rewritten and read_job_record(own).state == DONE
+    outputs = JobOutputs(own, OmegaConf.create({}), deferred=False, recorded=True)
+    outputs.claim(other, own_run=False)
+    outputs.finish("the group failed")                   # a failure is recorded all the same
+    assert read_job_record(own).error == "the group failed"
+
+
+def test_a_full_disk_says_to_free_space_not_to_make_the_folder_writable(tmp_path, monkeypatch):
+    """A job's record written onto a full disk (ENOSPC): one line whose fix is space; a read-only one's is
+    permission."""
+    import errno
+
+    from omegaconf import OmegaConf
+
+    from stability.core import joboutput
+
+    target = tmp_path / "job.json"
+    for number, fix in ((errno.ENOSPC, "free space on that disk (or raise your quota), or pass out= a folder on "
+                                       "another disk"),
+                        (errno.EACCES, "make the folder writable, or pass out= a folder you can write into")):
+        def refused(folder, record, number=number):
+            raise OSError(number, os.strerror(number), str(target))
+
+        monkeypatch.setattr(joboutput, "write_job_record", refused)
+        outputs = joboutput.JobOutputs(tmp_path, OmegaConf.create({}), deferred=False, recorded=True)
+        with pytest.raises(UserError) as raised:
+            outputs.claim()
+        assert str(raised.value) == f"{target}: cannot write here ({os.strerror(number)}) (fix: {fix})"

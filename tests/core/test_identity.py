@@ -112,3 +112,19 @@ def test_sweeping_a_key_the_identity_ignores_is_refused(tmp_path, overrides):
     result = train_cli(["experiment=smoke", "seed=0", *overrides, f"paths.output_dir={tmp_path}"], tmp_path)
     key = overrides[0].split("=")[0]
     assert_one_line_error(result, "would share the run directory", key)
+
+
+PRESET_FUSES = "# @package _global_\ndefaults:\n  - smoke\n  - _self_\ntrainer:\n  fuse_seeds: 3\n"
+
+
+def test_the_engine_is_named_however_a_preset_chose_it(tmp_path):
+    """A preset of one's own that fuses, an experiment or a trainer preset: its runs are `fused<K>`, not
+    the preset's `''`, so a fused seed never takes a solo seed's name."""
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "fused.yaml").write_text(PRESET_FUSES, encoding="utf-8")
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "fused2.yaml").write_text("defaults:\n  - default\n  - _self_\nfuse_seeds: 2\n",
+                                                      encoding="utf-8")
+    searchpath = f"hydra.searchpath=[file://{tmp_path}]"
+    assert variant(searchpath, "experiment=fused") == "fused3"
+    assert variant(searchpath, "trainer=fused2") == "trainer-fused2_fused2"

@@ -31,3 +31,18 @@ def test_sweeps_turn_on_multirun_once():
 def test_unknown_choice_in_a_sweep_is_named():
     with pytest.raises(UserError, match="unknown lang 'dk'"):
         prepare_argv(["lang=fr,dk"], CONF_DIR)
+
+
+@pytest.mark.parametrize("path", ["/data/café", "/data/Отчёт 2", '/data/say "hi"/é'])
+def test_a_value_hydra_takes_only_quoted_gets_a_fix_that_quotes_it_and_parses(path):
+    """An unquoted non-ASCII `out=` is a token error: the fix quotes it for Hydra inside the shell's
+    quotes, and that argument, as the shell passes it, gives the path."""
+    import shlex
+
+    from stability.core.jobs import job_configs
+
+    with pytest.raises(UserError) as raised:
+        prepare_argv([f"out={path}"], CONF_DIR)
+    fix = str(raised.value).split("(fix: quote the value for Hydra, inside the shell's quotes: ", 1)[1][:-1]
+    (argument,) = shlex.split(fix)
+    assert job_configs([argument, "--cfg", "job"])[0].out == path

@@ -76,6 +76,69 @@ def test_a_value_no_row_has_names_the_values(tmp_path):
         load_nli_set(spec, "en")
 
 
+def _edited(path: Path, line: int, edit) -> Path:
+    """`path` with its line `line` (from 1) replaced by `edit(fields)`'s fields."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = "\t".join(edit(lines[line - 1].split("\t")))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# line 8 is pair 7 (TEST), line 3 pair 2 (TRAIN): each error names its line, read from any split
+BROKEN_ROWS = {
+    "an empty premise": (8, lambda fields: [fields[0], "", *fields[2:]], "TEST",
+                         r":8: sick \(csv, split train\): no premise \(its column sentence_A is empty\) "
+                         r"\(fix: give the row its premise, or remove the row\)$"),
+    "no last field": (8, lambda fields: fields[:-1], "TRAIN",
+                      r":8: 11 tab-separated fields where the header has 12 \(fix: a field is missing: "),
+    "a field too many": (3, lambda fields: [*fields, "extra"], "TEST",
+                         r":3: 13 tab-separated fields where the header has 12 \(fix: a tab inside a field splits it: "
+                         r"quote that field"),
+    "a repeated pair_ID": (8, lambda fields: ["2", *fields[1:]], "TRIAL",
+                           r":8: sick \(csv, split train\): idx '2' \(pair_ID\) repeats line 3 \(fix: give every row "
+                           r"its own idx"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_ROWS))
+def test_a_broken_row_is_one_line_naming_its_line(tmp_path, case):
+    line, edit, split, message = BROKEN_ROWS[case]
+    path = _edited(write_sick(tmp_path / "SICK.txt"), line, edit)
+    with pytest.raises(UserError, match=rf"^{path}{message}"):
+        load_nli_set(sick_set(path, split), "en")
+
+
+def test_an_empty_label_or_a_repeated_idx_of_json_rows_names_the_row(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"idx": 1, "premise": "a", "hypothesis": "b", "label": "entailment"},
+            {"idx": 2, "premise": "c", "hypothesis": "d", "label": None},
+            {"idx": 1, "premise": "e", "hypothesis": "f", "label": "neutral"}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    spec = NliSet(name="mine", path="json", data_files=[str(path)],
+                  columns={"premise": "premise", "hypothesis": "hypothesis", "label": "label", "idx": "idx"})
+    with pytest.raises(UserError, match=r"^mine \(json, split train\): idx '1' \(idx\) repeats row 1 in row 3 "):
+        load_nli_set(spec, "en")
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows[:2]), encoding="utf-8")
+    with pytest.raises(UserError, match=r"^mine \(json, split train\): no label \(its column label is empty\) in row 2 "):
+        load_nli_set(spec, "en")
+
+
+def test_a_quote_never_closed_is_named(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text('premise,hypothesis,label\na,b,entailment\n"c,d,entailment\ne,f,entailment\n', encoding="utf-8")
+    with pytest.raises(UserError, match=rf"^{path}:3: 1 comma-separated fields where the header has 3 \(fix: a quote "
+                                        r'\(\"\) opens a field on this line and closes only on line 4 or never'):
+        load_nli_set(NliSet(name="mine", path="csv", data_files=[str(path)]), "en")
+
+
+def test_a_parser_error_is_its_cause_in_one_line(tmp_path, capfd):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"premise": "a", "hypothesis": "b", "label": "entailment"}\n{"premise": \n', encoding="utf-8")
+    with pytest.raises(UserError, match=r"cannot read the data files \(JSON parse error: "):
+        load_nli_set(NliSet(name="mine", path="json", data_files=[str(path)]), "en")
+    assert capfd.readouterr().err == ""   # not `datasets`' own log line of the same error
+
+
 def test_a_delimiter_is_one_character_of_a_csv():
     with pytest.raises(UserError, match="needs path=csv and one character"):
         NliSet(name="sick", path="json", data_files=["x.jsonl"], delimiter=",")

@@ -4,6 +4,7 @@ one; the engine is recorded and never pooled with another; what cannot be fused 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from stability.core.schemas.train import train_settings
 from stability.core.taxonomy import FINE_CATEGORIES
 from stability.report.cli import main as report_main
 from stability.report.collect import collect
-from stability.sweep.fused_groups import group_members
+from stability.sweep.fused_groups import fused_groups, group_members
 from stability.sweep.plan import format_plan, fused_group_count, plan_json, planned_runs
 
 FUSED = [*QUICK, "seed=0..2", "trainer.fuse_seeds=3"]
@@ -102,6 +103,7 @@ def test_a_killed_fused_group_keeps_its_finished_members_and_ends_with_the_unint
     again = train_cli([*FUSED, f"paths.output_dir={out}"], tmp_path)
     assert again.returncode == 0, again.stderr
     assert (folders[0] / "metrics.json").read_bytes() == kept      # finished before the kill: kept as it was
+    assert read_job_record(folders[0]).state == DONE                # the killed job's "running" put right
     for folder in folders:
         uninterrupted = fused_sweep / "en" / "rte" / VARIANT / folder.name
         assert predictions(folder) == predictions(uninterrupted)
@@ -259,3 +261,14 @@ def test_what_cannot_be_fused_is_refused_in_one_line_before_anything_is_written(
     result = train_cli([*QUICK, *overrides, f"paths.output_dir={out}"], tmp_path)
     assert_one_line_error(result, *fragments)
     assert not out.exists()
+
+
+def test_a_fused_sweep_with_seed_init_set_names_it():
+    """seed_init=0 fixed puts seed 1 in `init0/`, apart from seed 0: the refusal names seed_init, not a
+    hydra.sweep.subdir override the command never gave."""
+    from stability.core.jobs import job_configs
+
+    with pytest.raises(UserError, match=re.escape("this sweep puts seed 1 in") + ".*" + re.escape(
+            "(fix: drop seed_init=0, which fused seeds follow (each member's seed_init and seed_order are its seed), "
+            "or pass trainer.fuse_seeds=1)")):
+        fused_groups(job_configs([*QUICK, "seed=0..1", "seed_init=0", "trainer.fuse_seeds=2"]))

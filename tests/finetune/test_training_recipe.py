@@ -89,3 +89,21 @@ def test_a_run_killed_between_validations_resumes_to_the_same_result(tmp_path):
     for (name, value), (_, resumed_value) in zip(model.state_dict().items(), resumed_model.state_dict().items()):
         torch.testing.assert_close(resumed_value, value, rtol=0, atol=0, msg=name)
     assert "parametrizations" not in " ".join(model.state_dict())   # mixout removed after training
+
+
+def test_an_experiments_trainer_keys_win_over_a_trainer_preset_as_the_docs_say():
+    """docs/configs-and-presets.md, "Which value wins": `experiment=smoke trainer=mosbach` trains with
+    Mosbach's optimiser, schedule and warm-up at smoke's batch size, rate and epochs, and the run's
+    log starts with those values."""
+    from omegaconf import OmegaConf
+
+    from stability.finetune.recipe import described
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configs-and-presets.md").read_text(encoding="utf-8")
+    line = " ".join(docs.split("`[en rte trainer-mosbach seed 0] ", 1)[1].split("`", 1)[0].split())
+    trainer = OmegaConf.to_object(compose_config(["experiment=smoke", "trainer=mosbach"]).trainer)
+    assert (trainer.batch_size, trainer.learning_rate, trainer.max_epochs) == (8, 1e-3, 10)
+    assert (trainer.schedule, trainer.warmup_ratio, trainer.weight_decay) == ("linear", 0.1, 0.01)
+    assert described(trainer, "mosbach") == line
+    reinit = OmegaConf.to_object(compose_config(["trainer=reinit"]).trainer)
+    assert described(reinit, "reinit").endswith(f", reinit_layers {reinit.reinit_layers}")

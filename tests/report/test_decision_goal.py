@@ -137,7 +137,7 @@ def test_the_reports_adaptive_design_names_the_looks_taken_and_the_boundaries(tm
     plan = Plan(3, 1, 5, goal.settings(), [A, B], ["setup=rte,rte+mnli10000"])
     record = AdaptiveRecord(plan, [Round(1, [0, 1, 2], [A, B], goal.decide(1, runs))])
     page = adaptive.build(SimpleNamespace(paths=[tmp_path], adaptive_records=[(tmp_path, record)],
-                                          collected=collect([tmp_path / "runs"]))).markdown
+                                          collected=collect([tmp_path / "runs"]), calibration=None)).markdown
     first, second, third = boundaries([0.6, 0.8, 1.0])
     assert f"Boundaries |z| per look (seeds per arm: bound): 3: {first:.2f}, 4: {second:.2f}, 5: {third:.2f}." in page
     assert "O'Brien–Fleming alpha spending (Lan–DeMets, two-sided α = 0.05)" in page

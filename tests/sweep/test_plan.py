@@ -179,3 +179,39 @@ def test_sweep_expansion_equals_hydras_basic_sweeper(arguments):
     parsed = OverridesParser.create().parse_overrides(arguments)
     (expected,) = BasicSweeper.split_arguments(parsed, max_batch_size=None)
     assert sweep_jobs(parsed) == expected
+
+
+PRESETS_SWEEP = ("experiment=baseline,rte_mnli: a sweep over presets runs the command's own sweep, not each "
+                 "preset's, and experiment=baseline sweeps lang over en,ru,fr,de,sv and seed over 0,1,2,3,4,5 "
+                 "(fix: run one command per preset (experiment=baseline, then experiment=rte_mnli), or give the "
+                 "keys the presets sweep on the command line: lang=en,ru,fr,de,sv seed=0,1,2,3,4,5)")
+
+
+def test_a_sweep_over_presets_that_sweep_is_refused_by_plan_and_train_alike(capsys):
+    """Hydra takes the sweep from the command's config, composed without the swept presets: each
+    preset's own languages and seeds would be dropped (English, seed 0) without a word. The refusal is
+    `core.jobs.job_configs`', which `train` calls on its command line before Hydra starts, as `plan` does."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment=baseline,rte_mnli"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err == f"error: {PRESETS_SWEEP}\n"
+    given = planned_runs(["experiment=baseline,rte_mnli", "lang=en,ru", "seed=0..1"])   # the sweep is the command's
+    assert [(r.experiment, r.lang, r.setup, r.seed) for r in given] == [
+        (experiment, lang, setup, seed) for experiment, setup in (("baseline", "rte"), ("rte_mnli", "rte+mnli_all"))
+        for lang in ("en", "ru") for seed in (0, 1)]
+
+
+def test_trainer_presets_are_rows_of_their_own_and_the_epochs_line_says_what_bounds_them(capsys):
+    """docs/clusters.md: two trainer presets' rows differ by their variant, and a run validated every
+    1,000 steps plans its steps rounded up to whole validations (smoke: 64 pairs at batch size 8, so
+    125 epochs), as the epochs line then says."""
+    main(["experiment=smoke", "trainer=mosbach,jiant_superglue", "plan.samples_per_second=1e-300"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["experiment", "lang", "setup", "variant", "seeds", "runs", "examples/run", "epochs",
+                                "example-epochs", "GPU-h"]
+    assert [line.split()[:8] for line in lines[4:6]] == [
+        ["smoke", "en", "rte", "trainer-mosbach", "0..1", "2", "64", "10"],
+        ["smoke", "en", "rte", "trainer-jiant-superglue", "0..1", "2", "64", "125"]]
+    assert lines[4].split()[-1] == f"{1280 / 1e-300 / 3600:.3g}"      # not a number of 300 digits
+    assert any(line.startswith("epochs: trainer.max_epochs (for runs that validate every 1,000 steps, "
+                               "trainer.eval_every: max_epochs' steps rounded up to whole validations, more epochs on "
+                               "a small training set), an upper bound") for line in lines)

@@ -14,6 +14,7 @@ from stability.core.markdown import num, table
 from stability.core.schemas.adaptive import DECISION
 from stability.report.calibration import method_name, percent
 from stability.report.context import Context
+from stability.report.decision_calibration import measured_text
 from stability.report.section import Built
 from stability.report.stopping import StoppingCoverage, stopping_coverage
 
@@ -41,7 +42,8 @@ def _described(path: Path, record: AdaptiveRecord, context: Context) -> str:
     moved = _moved_seeds(path, record, context)
     coverage = {}
     if goal.get("goal") == DECISION:
-        detail = _decision_design(record)
+        calibration = context.calibration
+        detail = _decision_design(record) + measured_text(None if calibration is None else calibration.table, record)
     else:
         sims = context.options.calibration_sims
         coverage = stopping_coverage(record, context.all_results, context.failed, sims=sims,
@@ -108,8 +110,21 @@ def _decision_design(record: AdaptiveRecord) -> str:
             f"round 1, with {SPENDING_NAMES.get(goal['spending'], goal['spending'])} alpha spending (Lan–DeMets, "
             f"two-sided α = {goal['alpha']:g}). Boundaries |z| per look (seeds per arm: bound): {bounds}. "
             f"{len(record.rounds)} of {len(goal['looks'])} looks taken. A pair's decision is this sequential test's "
-            "(reject: a boundary crossed; accept: the last look without a crossing), not a fixed-n p-value; each "
-            "cell of the statistic is its own test at level α.")
+            "(reject: a boundary crossed; accept: the last look without a crossing), not a fixed-n p-value; "
+            + _cells_level(goal))
+
+
+def _cells_level(goal: dict[str, Any]) -> str:
+    """At which level each cell of the statistic was tested: α shared by the cells (Bonferroni), or, in a
+    plan recorded before they shared it, each at α uncorrected."""
+    if "cell_alpha" in goal:
+        return (f"each of its cells was tested at α / {round(goal['alpha'] / goal['cell_alpha'])} = "
+                f"{goal['cell_alpha']:g} (Bonferroni: where each cell's test holds its level, the pair's false \"differ\" "
+                "rate is at most α).")
+    if goal["statistic"] == "overall":
+        return "its one cell, the overall MCC, was tested at α."
+    return ("each cell was tested at α, uncorrected (a plan recorded before the cells shared α): the pair's false "
+            "\"differ\" rate is that of the family, measured below.")
 
 
 def _cells(decision: dict[str, Any]) -> str:

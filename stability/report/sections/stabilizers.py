@@ -10,7 +10,8 @@ import pandas as pd
 from stability.core.markdown import num, table
 from stability.core.schemas.report import REFERENCE
 from stability.report import figures
-from stability.report.calibration import TOO_FEW, UNFITTED, Calibration, aso_text, method_name, percent
+from stability.report.calibration import (SIGMA_CAP, TOO_FEW, UNFITTED, Calibration, aso_text, method_name, percent,
+                                         too_few)
 from stability.report.collect import OVERALL
 from stability.report.context import Context
 from stability.report.section import Built, figure_links
@@ -21,6 +22,7 @@ from stability.statistics.calibration import FAILED_RATE, FALSE_POSITIVES, FLOOR
 from stability.statistics.seeds import condition_name
 
 _NAMED = 8   # categories named per method in "σ differs"; more are counted
+NOTHING_TO_SIMULATE = "no interval (no spread among the non-failed runs to simulate)"
 
 log = logging.getLogger(__name__)
 
@@ -81,25 +83,30 @@ class _Labels:
 
     def __init__(self, overall: pd.DataFrame, column: str, calibrated: bool) -> None:
         self.column = column
-        rows = overall[overall[f"{column}_method"].notna() & ~overall[f"{column}_method"].isin([TOO_FEW, UNFITTED])]
+        named = overall[f"{column}_method"]
+        rows = overall[named.notna() & ~named.isin([TOO_FEW, UNFITTED])]
         methods = rows[f"{column}_method"].unique()
         self.per_cell = calibrated and len(methods) > 1
         if not calibrated:
             self.header = ", percentile bootstrap, coverage not measured (calibration_sims=0)"
         elif len(methods) == 1:
             self.header = f", {method_name(methods[0])}: measured coverage ≥ {percent(rows[f'{column}_coverage'].min())}"
-        elif not len(methods):
-            self.header = f", no method reaches {percent(FLOOR)} measured coverage"
+        elif not len(methods):   # what the rows say instead: too few seeds, nothing to simulate, or both
+            reasons = [reason for method, reason in ((TOO_FEW, f"no method reaches {percent(FLOOR)} measured coverage"),
+                                                     (UNFITTED, NOTHING_TO_SIMULATE)) if named.eq(method).any()]
+            self.header = ", " + " or ".join(reasons) if reasons else ""
         else:
             self.header = ", method: measured coverage" if self.per_cell else ""
+        if column == "std" and overall["std_high"].ge(SIGMA_CAP).any():
+            self.header += f"; bounds cut at {SIGMA_CAP:g}, the largest σ of MCCs in [−1, 1]"
 
     def cell(self, row, value: str, bounds: str) -> str:
         method = getattr(row, f"{self.column}_method")
         coverage = getattr(row, f"{self.column}_coverage")
         if method == TOO_FEW:
-            return f"{value}; {TOO_FEW} (measured coverage {percent(coverage)})"
+            return f"{value}; {too_few(coverage)}"
         if method == UNFITTED:
-            return f"{value}; no interval (no spread among the non-failed runs to simulate)"
+            return f"{value}; {NOTHING_TO_SIMULATE}"
         suffix = f" {method_name(method)}: {percent(coverage)}" if self.per_cell and isinstance(method, str) else ""
         return f"{value} {bounds}{suffix}"
 
@@ -129,7 +136,7 @@ def _failed_rate(first, calibration: Calibration | None) -> str:
     chosen = (calibration.choice(first.lang, condition_name(first.setup, first.method), "", "all", OVERALL,
                                  FAILED_RATE) if calibration else None)
     if chosen is not None and not chosen["usable"]:
-        return f"{value}; {TOO_FEW} (measured coverage {percent(chosen['coverage'])})"
+        return f"{value}; {too_few(chosen['coverage'])}"
     return f"{value} [{num(first.failed_low, 2)}, {num(first.failed_high, 2)}]"
 
 

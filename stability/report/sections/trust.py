@@ -9,6 +9,7 @@ from stability.core.markdown import table
 from stability.report.calibration import (DECIDING_WORLDS, FILE, ITEM_SIMS, KEY, TOO_FEW, Calibration, aso_text,
                                           design_labels, method_name, percent)
 from stability.report.context import Context
+from stability.report.decision_calibration import DECISION_TEST
 from stability.report.section import Built
 from stability.statistics import calibration as sim
 from stability.statistics.fisher_calibration import FISHER, ITEM_WORLDS
@@ -87,7 +88,7 @@ def _test_table(tests: pd.DataFrame) -> str:
         by_world = part.groupby("world")["measured"].max()
         worst_world = by_world.idxmax()
         threshold = part[part["world"] == worst_world]["threshold"].min()
-        name = f"{statistic} ({method})" if statistic in (sim.ASO, FISHER, sim.FAMILY_TEST) else statistic
+        name = f"{statistic} ({method})" if statistic in (sim.ASO, FISHER, sim.FAMILY_TEST, DECISION_TEST) else statistic
         rows.append([name, design, *(percent(by_world.get(w, float("nan"))) for w in worlds),
                      worst_world, _test_consequence(statistic, method, by_world[worst_world], threshold, worst_world)])
     return table(["test", "seeds", *worlds, "worst world", "consequence"], rows)
@@ -101,6 +102,9 @@ def _test_consequence(statistic: str, method: str, rate: float, threshold: float
         after = "before correction" if method == sim.UNCORRECTED else f"after {method}"
         return (f"{percent(rate)} of A/A comparisons have some cell with p < {sim.ALPHA:g} {after}: "
                 "read a tests section's significant cells with that in mind")
+    if statistic == DECISION_TEST:
+        return (f"{percent(rate)} of A/A pairs declared to differ in the {world} world: read the adaptive "
+                "sweep's decisions with that in mind")
     if statistic == FISHER:
         return (f"{percent(rate)} false positives in the {world} world: items that share a sentence share "
                 "their features, so read a feature's Holm p as weaker evidence than it says")
