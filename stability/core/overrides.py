@@ -104,8 +104,13 @@ def prepare_argv(argv: list[str], conf_dir: Path) -> list[str]:
     config_dirs = [conf_dir, *user_config_dirs(parsed_overrides)]
     for parsed in parsed_overrides:
         _check_group_choices(parsed, config_dirs)
-    if any(parsed.is_sweep_override() for parsed in parsed_overrides) \
-            and not any(flag in out for flag in MULTIRUN_FLAGS):
+    swept = [parsed.get_key_element() for parsed in parsed_overrides if parsed.is_sweep_override()]
+    printing = [arg for arg in out if arg.split("=")[0] in PRINT_FLAGS]
+    if swept and printing:  # Hydra prints one job's config, and refuses a sweep with a traceback
+        raise UserError(f"{printing[0]} prints one job's config, and this command line sweeps {', '.join(swept)}",
+                        fix="give each swept key one value to print that job's config (e.g. seed=0), "
+                            "or run nli-stability plan with the same overrides to list the sweep's jobs")
+    if swept and not any(flag in out for flag in MULTIRUN_FLAGS):
         out.insert(0, "--multirun")
     return out
 

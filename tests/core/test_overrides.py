@@ -46,3 +46,11 @@ def test_a_value_hydra_takes_only_quoted_gets_a_fix_that_quotes_it_and_parses(pa
     fix = str(raised.value).split("(fix: quote the value for Hydra, inside the shell's quotes: ", 1)[1][:-1]
     (argument,) = shlex.split(fix)
     assert job_configs([argument, "--cfg", "job"])[0].out == path
+
+
+@pytest.mark.parametrize("flag", [["--cfg", "job"], ["-c", "job"], ["--cfg=job"], ["--resolve", "--cfg", "job"]])
+def test_printing_a_sweeps_config_is_one_line_naming_the_swept_keys(flag):
+    with pytest.raises(UserError, match=r"prints one job's config, and this command line sweeps seed, lang "
+                                        r"\(fix: give each swept key one value .* nli-stability plan"):
+        prepare_argv(["experiment=smoke", "seed=0..4", "lang=en,fr", *flag], CONF_DIR)
+    assert prepare_argv(["experiment=smoke", "seed=0", *flag], CONF_DIR) == ["experiment=smoke", "seed=0", *flag]
