@@ -75,12 +75,14 @@ def test_a_preset_edited_between_two_commands_into_one_folder_is_refused_by_trai
 def test_seeds_may_differ_in_seeds_locations_extra_sets_and_bookkeeping_only():
     """What `condition_config` leaves out: the seeds (and the seed_init / seed_order that follow
     them), the experiment's name, data locations, the evaluation batch size, the extra evaluation
-    sets and bookkeeping (out, W&B, weights, dynamics); any other value differs."""
+    sets and languages and bookkeeping (out, W&B, weights, dynamics); any other value differs."""
     run = {"seed": 0, "seed_init": 0, "seed_order": 0, "experiment_name": "a", "out": "x",
-           "logger": {"name": "none"}, "data": {"root": "/v1", "extra_eval": [], "max_length": 256},
+           "logger": {"name": "none"}, "data": {"root": "/v1", "extra_eval": [], "max_length": 256,
+                                                "eval_langs": ["fr"]},
            "trainer": {"learning_rate": 1e-3, "eval_batch_size": 128, "save_model": False}}
     other = {"seed": 3, "seed_init": 3, "seed_order": 3, "experiment_name": "b", "out": "y",
-             "logger": {"name": "wandb"}, "data": {"root": "/v2", "extra_eval": [{"name": "x"}], "max_length": 256},
+             "logger": {"name": "wandb"}, "data": {"root": "/v2", "extra_eval": [{"name": "x"}], "max_length": 256,
+                                                   "eval_langs": ["fr", "de"]},
              "trainer": {"learning_rate": 1e-3, "eval_batch_size": 64, "save_model": True}}
     shared = [condition_config(semantic_config(values)) for values in (run, other)]
     assert condition_differences(*shared) == []
