@@ -24,6 +24,7 @@ from stability.core.errors import UserError
 from stability.core.markdown import counted
 from stability.core.runmatch import condition_config, condition_differences
 from stability.core.runrecord import RunDir, RunRecord, fingerprint, semantic_config
+from stability.core.setups import trained_in
 
 SHORT_HASH = 8
 SHORT_COMMIT = 7
@@ -142,7 +143,10 @@ def code_sentence(results: pd.DataFrame) -> str:
     """One sentence naming the commits the runs of `results` (with `commit` and `dirty` columns)
     ran, with how many runs each, and the runs from a tree with uncommitted changes; "" when all
     ran one known commit from clean trees, or no run recorded either."""
-    runs = results.drop_duplicates(["lang", "setup", "variant", "seed"])
+    # a run scored in several languages (`data.eval_langs`) has rows in each; its setup names where it trained
+    trained = results["setup"].map(lambda setup: trained_in(setup)[1])
+    runs = results.assign(_run=trained.where(trained != "", results["lang"])) \
+        .drop_duplicates(["_run", "setup", "variant", "seed"])
     commits = runs["commit"].fillna("unknown").map(lambda commit: commit[:SHORT_COMMIT])
     n_dirty, n_unknown = int(runs["dirty"].fillna(False).sum()), int(runs["dirty"].isna().sum())
     counts = commits.value_counts(sort=False).sort_index()
@@ -159,7 +163,8 @@ def code_sentence(results: pd.DataFrame) -> str:
 
 def unrecorded_note(runs: pd.DataFrame) -> str:
     """`inputs not recorded: N runs (...)` for the run directories (`Collected.runs`) whose inputs
-    went unchecked because their records predate input hashes; "" when there are none."""
-    n = int((~runs["inputs_recorded"].astype(bool)).sum())
+    went unchecked because their records predate input hashes; "" when there are none (a run scored in
+    several languages is one directory with a row per language)."""
+    n = runs.loc[~runs["inputs_recorded"].astype(bool), "source"].nunique()
     return f"inputs not recorded: {counted(n, 'run')} (written before input hashes)" if n else ""
 

@@ -124,3 +124,13 @@ def test_fused_members_are_scored_in_every_language(tmp_path):
         rows = read_jsonl(tmp_path / "outputs" / path / "eval_langs" / "sv.jsonl")
         assert record["eval_langs"]["sv"]["overall_mcc"] == pytest.approx(
             matthews_corrcoef([r["label"] for r in rows], [r["pred"] for r in rows]), abs=1e-12)
+
+
+def test_a_run_scored_in_several_languages_counts_once_among_the_commits():
+    from stability.report.provenance import code_sentence
+
+    rows = [(lang, "rte@en", seed, "aaaaaaa1", False) for lang in ("en", "fr", "de") for seed in (0, 1)]
+    rows += [("fr", "rte", 0, "bbbbbbb2", True)]
+    results = pd.DataFrame(rows, columns=["lang", "setup", "seed", "commit", "dirty"]).assign(variant="")
+    assert code_sentence(results) == ("Runs of 2 code commits are pooled: aaaaaaa (2 runs), bbbbbbb (1 run); "
+                                      "1 ran from a tree with uncommitted changes.")
