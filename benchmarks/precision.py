@@ -105,11 +105,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from hydra.core.override_parser.overrides_parser import OverridesParser
+import yaml
 from omegaconf import OmegaConf
 from scipy import stats
 from stability.core.jobs import sweep_jobs
 from stability.core.overrides import expand_ranges
-from stability.core.runrecord import RunDir, RunRecord, iter_runs
+from stability.core.runrecord import OFF_VALUES, RunDir, RunRecord, iter_runs
 from stability.core.taxonomy import COARSE_CATEGORIES
 from stability.statistics.intervals import std_ratio_interval_of
 
@@ -186,8 +187,11 @@ class Arms:
         return self.labels[self.values.index(value)]
 
     def of(self, run: RunDir) -> str:
-        """The run's value of the key, as its config.yaml says."""
-        return str(OmegaConf.select(run.read_config(), self.key))
+        """The run's value of the key, as its config.yaml says (a key added since the run was made: the
+        value that trains as before it existed, `runrecord.OFF_VALUES`), named as `--axis` names it
+        where it is one of the two (`false` for False, `3` for 3)."""
+        value = OmegaConf.select(run.read_config(), self.key, default=OFF_VALUES.get(self.key))
+        return next((text for text in self.values if yaml.safe_load(text) == value), str(value))
 
 
 PRECISION = Arms()
@@ -275,7 +279,8 @@ def stabilizer_rows(report: Path, lang: str, setup: str, variants: dict[str, str
     """Each arm's rows of the report's stabilizers.csv, by category (`variants` in the arms' order)."""
     stab = _read(report / "stabilizers.csv")
     stab = stab[(stab["lang"] == lang) & (stab["setup"] == setup)]
-    return {v: stab[stab["method"] == variant].set_index("category") for v, variant in variants.items()}
+    # the experiment as configured is the variant "" (an empty cell, NaN as read)
+    return {v: stab[stab["method"].fillna("") == variant].set_index("category") for v, variant in variants.items()}
 
 
 def comparison_rows(report: Path, lang: str, sides: dict[str, pd.DataFrame]) -> list[list[str]]:
@@ -421,11 +426,13 @@ def compare(runs: Path, work: Path, arms: Arms, aso_iterations: int, env: dict[s
           + ", ".join(f"{arms.label(v)} {seconds[v][0]:.2f} ± {_num(seconds[v][1], 2)} s" for v in arms.values)
           + f"; ratio {a}/{b} {ratio:.2f} (> 1: {b} faster)")
     print(same_seed_line(runs, arms))
-    sides = stabilizer_rows(report, lang, setup, variants)
-    print(failed_line(sides, arms) + "\n")
     header = ["category", "items", f"{a} MCC", f"{b} MCC", f"ΔMCC {b} − {a} [95% CI]", "p Holm",
               f"σ ratio {b}/{a} [95% CI]", "p σ Holm", f"ε_min {b} over {a}", f"ε_min {a} over {b}"]
-    print(markdown_table(header, comparison_rows(report, lang, sides)))
+    scored = [lang, *sorted(set(first.eval_langs))]   # a run scored in other languages too: a table for each
+    for code in scored:
+        sides = stabilizer_rows(report, code, setup, variants)
+        print(("" if len(scored) == 1 else f"{code}: ") + failed_line(sides, arms) + "\n")
+        print(markdown_table(header, comparison_rows(report, code, sides)) + ("\n" if len(scored) > 1 else ""))
     print("\nMCC: mean ± σ over seeds; ΔMCC and p Holm: delta_tests.csv (bootstrap, Holm over every fine and coarse "
           f"category; all items: bootstrap_deltas.csv, not in the family); σ ratio (bootstrap of each arm's "
           f"seeds; ∞: {a}'s resampled σ can be 0), p σ Holm (Brown–Forsythe) and ε_min: stabilizers.csv.")

@@ -54,6 +54,7 @@ NEAR_MISSES = {
     "status": ("+run=sweep", "runs"),
     "dataqa": ("+min_word=3", "min_words"),
     "annotate": ("+caches=false", "cache"),
+    "view": ("+prot=8001", "port"),
 }
 
 

@@ -69,7 +69,8 @@ def test_the_report_measures_and_prints_the_pairs_rate_at_its_design(tmp_path):
     failed = pd.DataFrame({"lang": "fr", "setup": "rte", "variant": "", "seed": range(6),
                            "failed": [True, False, False, False, False, False]})
     record = _record("coarse")
-    rows = decision_calibration([record], collect(folders).results, failed, sims=500, random_state=0)
+    collected = collect(folders)
+    rows = decision_calibration([record], collected.results, failed, sims=500, random_state=0)
     assert set(rows["world"]) == {"normal", "heavy", "failed", "resampling"}
     assert (rows["statistic"] == DECISION_TEST).all() and (rows["method"] == "sequential obrien-fleming").all()
     assert (set(rows["lang"]), set(rows["condition"]), set(rows["reference"])) == ({"fr"}, {"rte+mnli16"}, {"rte"})
@@ -82,7 +83,8 @@ def test_the_report_measures_and_prints_the_pairs_rate_at_its_design(tmp_path):
         assert part.loc[part["level"] == "family", "measured"].item() >= part.loc[part["level"] == "coarse",
                                                                                    "measured"].max()
     write_record(tmp_path / "runs", record)
-    page = adaptive.build(SimpleNamespace(paths=[tmp_path / "runs"], calibration=SimpleNamespace(table=rows))).markdown
+    page = adaptive.build(SimpleNamespace(adaptive_records=[(tmp_path / "runs", record)], collected=collected,
+                                          calibration=SimpleNamespace(table=rows))).markdown
     worst = family.set_index("world")["measured"]
     assert "each of its cells was tested at α / 4 = 0.0125 (Bonferroni: " in page
     assert (f"measured in A/A pairs (some cell of the pair rejecting; both arms from rte's world fitted to its runs, "

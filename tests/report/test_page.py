@@ -258,7 +258,7 @@ def test_hovering_a_heat_map_cell_shows_the_csv_s_value_its_interval_and_its_ite
             continue
         interval = ci.loc[category]
         shown = (f"{num(interval.estimate)} [{num(interval.ci_low)}, {num(interval.ci_high)}]" if as_interval
-                 else f"{num(interval.estimate)} (too few seeds: measured coverage")
+                 else f"{num(interval.estimate)}; too few seeds (measured coverage")
         for seed, (text, tip) in zip(SEEDS, cells):
             value = num(stats.loc[category, f"seed_{seed}"])
             assert text == value and f"seed {seed}\nMCC {value}" in tip
