@@ -3,8 +3,9 @@ started once for the module (`benchmarks/report_page.py` knows its flags). The p
 everything the report can show (two languages' built-in diagnostic items with their text, two setups
 compared, fused seeds, training dynamics, an adaptive sweep's record, an extra evaluation set) must
 open from file:// with no console error and no request, show report.md's sections and cells, sort,
-filter, and say on hover and click what the CSVs and predictions.jsonl hold; so must the page of
-a report of a tidy CSV alone. Each section's screenshot is written to SHOTS for a person to read."""
+filter, and say on hover and click what the CSVs and predictions.jsonl hold; the page of a report of
+a tidy CSV alone and that of the README's smoke sweep (real runs) must open as cleanly, with report.md's
+sections. Each section's screenshot is written to SHOTS for a person to read."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import front_door
 from report_runs import noisy_predictions, write_dynamics, write_run
 from test_decided_pairs import _write_record
 
@@ -108,6 +110,17 @@ def csv_report(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def smoke_report(tmp_path_factory) -> Path:
+    """The README's first commands: `train experiment=smoke`, then `report runs=` of its folder, real runs."""
+    root = tmp_path_factory.mktemp("smoke")
+    trained = front_door(["train", "experiment=smoke", f"paths.output_dir={root}"], root)
+    assert trained.returncode == 0, trained.stderr
+    reported = front_door(["report", f"runs={root / 'smoke'}", "calibration_sims=100"], root)
+    assert reported.returncode == 0, reported.stderr
+    return root / "smoke" / "report"
+
+
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     pytest.importorskip("selenium", reason="selenium is in the dev extra: pip install -e '.[dev]'")
     if not (report_page.CHROMIUM.is_file() and report_page.CHROMEDRIVER.is_file()):
@@ -157,12 +170,21 @@ def _markdown_tables(markdown: str) -> list[list[list[str]]]:
     return tables
 
 
+def _headings(markdown: str) -> list[str]:
+    """report.md's section headings, as the page's navigation names them."""
+    return [line.lstrip("#").strip().replace("`", "") for line in markdown.splitlines() if re.match(r"#{1,2} ", line)]
+
+
+def _navigation(driver) -> list[str]:
+    return [link.get_attribute("textContent") for link in driver.find_elements("css selector", "nav li a")]
+
+
 def _plain(text: str) -> str:
     return re.sub(r"[*`]", "", text).strip()
 
 
-def test_both_pages_open_offline_without_console_errors_or_requests(browser, study, csv_report):
-    for folder in (study[1], csv_report):
+def test_the_pages_open_offline_without_console_errors_or_requests(browser, study, csv_report, smoke_report):
+    for folder in (study[1], csv_report, smoke_report):
         _open(browser, folder)
         errors = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
         assert not errors, errors
@@ -173,13 +195,13 @@ def test_both_pages_open_offline_without_console_errors_or_requests(browser, stu
         # nor any other request (the browser's own pages, chrome://, may still load after its start)
         assert not [r["request"]["url"] for r in requests if r["request"]["url"].startswith(NETWORK)]
         assert browser.find_elements("css selector", "section")
+        assert _navigation(browser) == _headings((folder / "report.md").read_text(encoding="utf-8"))
 
 
 def test_the_sections_are_report_md_s_in_its_order_and_its_tables_hold_its_cells(page, study):
     markdown = (study[1] / "report.md").read_text(encoding="utf-8")
-    headings = [line.lstrip("#").strip().replace("`", "") for line in markdown.splitlines()
-                if re.match(r"#{1,2} ", line)]
-    assert [link.get_attribute("textContent") for link in page.find_elements("css selector", "nav li a")] == headings
+    headings = _headings(markdown)
+    assert _navigation(page) == headings
     for title in ("Adaptive design", "Extra evaluation sets", "Data maps", "Instability atlas"):
         assert any(heading.startswith(title) for heading in headings), title
     shown = page.execute_script("""return [...document.querySelectorAll('main table')].filter(t => !t.closest('.view'))
