@@ -4,12 +4,14 @@ a new interpreter gives, without its 2-5 CPU-seconds of imports.
 
 Why: the slow tests run the training command about a hundred times and the other commands about as
 often, and on the CI's 2 cores the imports were most of each call's cost. The server (one per pytest
-worker, started on first use) imports only modules that read no per-test setting at import
-(huggingface_hub reads HF_HUB_OFFLINE, 1 in every test; a test's own cache folder is read by
-`datasets`, which each child imports itself), and starts no thread pool, so a fork of it is as clean
-as a new interpreter. Tests that signal or kill their command use `subprocess` as before. Run as a
-script, this file is the server: one JSON request per line on stdin; per request it writes the
-child's pid, then its exit status.
+worker, started on first use) imports the libraries and the project's command modules, which read no
+per-test setting at import but `datasets.config` (the test's own cache folder; huggingface_hub reads
+HF_HUB_OFFLINE, 1 in every test): each child reads that module again under its own environment, as
+its import would. The server starts no thread pool, so a fork of it is as clean as a new interpreter.
+Tests that signal or wait on a command running in the background start it as a `ForkedProcess`.
+Run as a script, this file is the server: one JSON request per line on stdin; per request it writes
+the child's pid at once, and a line with the child's exit status once it ends (children run side by
+side: a test may run a command beside another).
 """
 from __future__ import annotations
 
@@ -24,17 +26,28 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 
 # the heavy libraries the commands import (torch and transformers' model code for training and probing;
-# pandas, scipy, statsmodels, scikit-learn, matplotlib without a backend chosen, Hydra for the others)
+# pandas, scipy, statsmodels, scikit-learn, matplotlib's pyplot without a backend chosen, Hydra, datasets),
+# then the modules of the commands (not those run as `-m`, which runpy would find imported already), with
+# those they import only once a job runs: about 1 CPU-second a call
 PRELOADED = ("torch", "transformers.modeling_utils", "accelerate", "pandas", "scipy.stats", "statsmodels.formula.api",
-             "statsmodels.stats.multitest", "sklearn.model_selection", "matplotlib", "hydra.compose")
+             "statsmodels.stats.multitest", "sklearn.model_selection", "matplotlib.pyplot", "seaborn", "hydra.compose",
+             "datasets", "stability.core.command", "stability.adaptive.command", "stability.sweep.guard",
+             "stability.finetune.run", "stability.finetune.fused_run", "stability.report.cli", "stability.sweep.status")
+# read from the environment at import: again in each child, under the child's environment
+REREAD = ("datasets.config",)
 
 
-def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
-    """In the forked child: become `python -m module args` in `cwd` with `env`, output to files."""
+def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str,
+           new_session: bool = False) -> None:
+    """In the forked child: become `python -m module args` in `cwd` with `env`, output to files
+    (in a session of its own with `new_session`, as Popen's start_new_session)."""
+    if new_session:
+        os.setsid()
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
@@ -44,6 +57,10 @@ def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.argv = [module, *args]
     sys.path[0] = cwd                      # as `python -m` puts the working folder first
+    for name in REREAD:
+        importlib.reload(sys.modules[name])
+    if env.get("OMP_NUM_THREADS", "").isdigit():   # torch read it at the server's import: its own, as a new one's
+        sys.modules["torch"].set_num_threads(int(env["OMP_NUM_THREADS"]))
     code = 0
     try:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -67,17 +84,53 @@ def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str
         os._exit(code)
 
 
+def _report(message: dict) -> None:
+    print(json.dumps(message), flush=True)
+
+
+def _reap() -> None:
+    """Report every child that has ended: its pid, exit status and CPU seconds (user + system)."""
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _report({"pid": pid, "status": os.waitstatus_to_exitcode(status), "cpu_s": usage.ru_utime + usage.ru_stime})
+
+
 def serve() -> None:
-    """The server: import `PRELOADED`, then fork a child per request and report its pid and status."""
+    """The server: import `PRELOADED`, then fork a child per request (children run side by side) and
+    report its pid at once, its exit status when it ends (SIGCHLD wakes the loop)."""
     for module in PRELOADED:
         importlib.import_module(module)
-    for line in sys.stdin:
-        pid = os.fork()
-        if pid == 0:
-            _child(**json.loads(line))
-        print(json.dumps({"pid": pid}), flush=True)
-        _, status = os.waitpid(pid, 0)
-        print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_write)
+    pending = b""
+    while True:
+        ready = select.select([0, wake_read], [], [])[0]
+        if wake_read in ready:
+            os.read(wake_read, 4096)
+            _reap()
+        if 0 not in ready:
+            continue
+        chunk = os.read(0, 65536)
+        if not chunk:       # the worker ended
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.close(wake_read)
+                os.close(wake_write)
+                _child(**json.loads(line))
+            _report({"pid": pid})
 
 
 class _Server:
@@ -85,16 +138,18 @@ class _Server:
 
     process: subprocess.Popen | None = None
     pending = b""
+    ended: dict[int, dict] = {}     # by pid: the status messages of children no one has waited for yet
 
     @classmethod
     def started(cls) -> subprocess.Popen:
         if cls.process is None or cls.process.poll() is not None:
             cls.process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             cls.pending = b""
+            cls.ended = {}
         return cls.process
 
     @classmethod
-    def reply(cls, timeout: float | None) -> dict | None:
+    def _message(cls, timeout: float | None) -> dict | None:
         """The server's next line, or None once `timeout` seconds pass without it."""
         fd = cls.process.stdout.fileno()
         while b"\n" not in cls.pending:
@@ -107,27 +162,88 @@ class _Server:
         line, cls.pending = cls.pending.split(b"\n", 1)
         return json.loads(line)
 
+    @classmethod
+    def start(cls, request: dict) -> int:
+        """Send `request`; the pid of its child (other children's ends read meanwhile are kept)."""
+        server = cls.started()
+        server.stdin.write((json.dumps(request) + "\n").encode())
+        server.stdin.flush()
+        while True:
+            message = cls._message(None)
+            if "status" not in message:
+                return message["pid"]
+            cls.ended[message["pid"]] = message
+
+    @classmethod
+    def end_of(cls, pid: int, timeout: float | None) -> dict | None:
+        """Child `pid`'s status message once it ended, or None after `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pid not in cls.ended:
+            message = cls._message(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if message is None:
+                return None
+            cls.ended[message["pid"]] = message
+        return cls.ended[pid]
+
+
+class ForkedProcess:
+    """`python -m module args` started in the background from the server, with the part of Popen's
+    interface the tests use (pid, poll, wait, send_signal, communicate, returncode): for tests that
+    signal or wait on their command. Its output goes to files, read by `communicate`; `cpu_seconds`
+    is its CPU time once it ended (what RUSAGE_CHILDREN would add, it not being this process's child)."""
+
+    def __init__(self, module: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
+                 start_new_session: bool = False):
+        self.args = [sys.executable, "-m", module, *args]
+        self._folder = tempfile.TemporaryDirectory()
+        self._out, self._err = (os.path.join(self._folder.name, name) for name in ("out", "err"))
+        self.returncode: int | None = None
+        self.cpu_seconds: float | None = None
+        self.pid = _Server.start({"module": module, "args": list(args), "cwd": str(cwd),
+                                  "env": dict(os.environ if env is None else env), "out": self._out,
+                                  "err": self._err, "new_session": start_new_session})
+
+    def _ended(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            message = _Server.end_of(self.pid, timeout)
+            if message is not None:
+                self.returncode, self.cpu_seconds = message["status"], message["cpu_s"]
+                del _Server.ended[self.pid]
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._ended(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self._ended(timeout) is None:
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Its stdout and stderr once it ended, as Popen(..., text=True).communicate() gives them."""
+        self.wait(timeout)
+        return tuple(Path(path).read_text(encoding="utf-8", errors="replace") for path in (self._out, self._err))
+
 
 def run_module(module: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
                timeout: float = 600) -> subprocess.CompletedProcess:
     """`python -m module args` in `cwd` (environment `env`, default this one's): its exit status,
     stdout and stderr, as `subprocess.run(..., capture_output=True, text=True)` returns them."""
-    command = [sys.executable, "-m", module, *args]
-    server = _Server.started()
-    with tempfile.TemporaryDirectory() as folder:
-        out, err = os.path.join(folder, "out"), os.path.join(folder, "err")
-        request = {"module": module, "args": list(args), "cwd": str(cwd),
-                   "env": dict(os.environ if env is None else env), "out": out, "err": err}
-        server.stdin.write((json.dumps(request) + "\n").encode())
-        server.stdin.flush()
-        pid = _Server.reply(None)["pid"]
-        ended = _Server.reply(timeout)
-        if ended is None:
-            os.kill(pid, signal.SIGKILL)
-            _Server.reply(None)
-            raise subprocess.TimeoutExpired(command, timeout)
-        output = [Path(path).read_text(encoding="utf-8", errors="replace") for path in (out, err)]
-        return subprocess.CompletedProcess(command, ended["status"], *output)
+    process = ForkedProcess(module, args, cwd, env)
+    try:
+        stdout, stderr = process.communicate(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 if __name__ == "__main__":

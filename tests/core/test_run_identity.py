@@ -6,16 +6,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from forked_cli import run_module
+from forked_cli import ForkedProcess, run_module
 
 from helpers import (QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, folder_files,
-                      interruptible, train_cli)
+                      train_cli)
 from stability.core import contenthash
 from stability.core.config import compose_config
 from stability.core.runmatch import OTHER, RECORD_MORE, SAME, judge
@@ -109,13 +107,11 @@ def test_an_interrupted_forced_rerun_leaves_the_finished_run_as_it_was(tmp_path)
     run = next(path.parent for path in out.rglob("metrics.json"))
     first = _files(run)
 
-    rerun = subprocess.Popen([sys.executable, "-m", "stability.train", *args, "force=true"], cwd=tmp_path,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             preexec_fn=interruptible)
+    rerun = ForkedProcess("stability.train", [*args, "force=true"], tmp_path, start_new_session=True)
     staged_log = RunDir(run).staging.path / "train_log.jsonl"
     deadline = time.monotonic() + 120
     while not (staged_log.is_file() and staged_log.read_text().strip()) and time.monotonic() < deadline:
-        assert rerun.poll() is None, rerun.stderr.read()
+        assert rerun.poll() is None, rerun.communicate()[1]
         time.sleep(0.02)
     os.killpg(rerun.pid, signal.SIGINT)  # Ctrl-C
     rerun.wait(timeout=60)

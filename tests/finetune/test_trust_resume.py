@@ -8,15 +8,14 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import (QUICK, QUICK_VARIANT, assert_one_line_error, builtin_release, folder_files,
-                      interruptible, predictions, train_cli)
+from forked_cli import ForkedProcess
+from helpers import (QUICK, assert_one_line_error, builtin_release, folder_files,
+                      predictions, train_cli)
 from omegaconf import OmegaConf
 
 from stability.core import contenthash
@@ -37,9 +36,7 @@ def _files(run: Path) -> dict[str, bytes]:
 
 def _killed_after_first_epoch(args: list[str], run: Path, cwd: Path, sig: signal.Signals) -> None:
     """Start `args` as a user would, and send `sig` once its first epoch is checkpointed."""
-    process = subprocess.Popen([sys.executable, "-m", "stability.train", *args], cwd=cwd,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                               preexec_fn=interruptible)
+    process = ForkedProcess("stability.train", args, cwd, start_new_session=True)
     log = run / "train_log.jsonl"
     deadline = time.monotonic() + 300
     while not ((run / "checkpoint" / "last.pt").is_file() and log.is_file() and log.read_text().count("\n") >= 1):

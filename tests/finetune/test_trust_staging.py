@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from forked_cli import ForkedProcess
 from helpers import QUICK, folder_files, predictions, train_cli
 from safetensors.torch import load_file
 
@@ -31,8 +30,7 @@ def _files(run: Path) -> dict[str, bytes]:
 
 def _kill_when(args: list[str], cwd: Path, ready) -> None:
     """Start the command as a user would and SIGKILL it (and its children) once `ready()`."""
-    process = subprocess.Popen([sys.executable, "-m", "stability.train", *args], cwd=cwd, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+    process = ForkedProcess("stability.train", args, cwd, start_new_session=True)
     deadline = time.monotonic() + 300
     while not ready():
         assert process.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"

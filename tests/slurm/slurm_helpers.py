@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 import pytest
+from forked_cli import ForkedProcess
 
 # A run is one array task on one of the node's two cores; one torch thread each, so the
 # cluster runs two at once and a local reference run beside a SLURM one gets its own core
@@ -17,13 +17,12 @@ ON_SLURM = ["hydra/launcher=slurm", "hydra.launcher.gpus_per_node=null", "hydra.
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def start_train(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+def start_train(args: list[str], cwd: Path, env: dict[str, str]) -> ForkedProcess:
     """`python -m stability.train ARGS` in the background, its output kept for the asserts."""
-    return subprocess.Popen([sys.executable, "-m", "stability.train", *args], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return ForkedProcess("stability.train", args, cwd, env)
 
 
-def finish(process: subprocess.Popen, timeout: float = 900) -> subprocess.CompletedProcess:
+def finish(process: ForkedProcess, timeout: float = 900) -> subprocess.CompletedProcess:
     stdout, stderr = process.communicate(timeout=timeout)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 

@@ -11,7 +11,6 @@ import json
 import math
 import os
 import re
-import resource
 from pathlib import Path
 
 import pytest
@@ -49,11 +48,6 @@ def _args(data: Path, epochs: int, out: Path) -> list[str]:
             f"trainer.max_epochs={epochs}", f"trainer.patience={epochs}", f"paths.output_dir={out}"]
 
 
-def _children_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 @pytest.fixture(scope="module")
 def epoch_seconds(long_data, tmp_path_factory, slurm_cluster) -> float:
     """One epoch's CPU time on one thread (as the runs below get), from two local runs of 1 and 4
@@ -64,10 +58,10 @@ def epoch_seconds(long_data, tmp_path_factory, slurm_cluster) -> float:
     work = tmp_path_factory.mktemp("calibration")
     spent = []
     for epochs in (1, 4):
-        before = _children_cpu_seconds()
-        result = finish(start_train(_args(long_data, epochs, work / f"out{epochs}"), work, {**os.environ, **THREADS}))
+        process = start_train(_args(long_data, epochs, work / f"out{epochs}"), work, {**os.environ, **THREADS})
+        result = finish(process)
         assert result.returncode == 0, result.stderr
-        spent.append(_children_cpu_seconds() - before)
+        spent.append(process.cpu_seconds)
     return (spent[1] - spent[0]) / 3
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from forked_cli import ForkedProcess
 from helpers import QUICK, QUICK_VARIANT, predictions, runs, train_cli
 
 from stability.core.runrecord import RunDir
@@ -49,12 +48,11 @@ def test_skip_rerun_rules(tmp_path):
     assert "[skip]" not in redone.stdout and metrics.is_file()
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "stability.train", *args], cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def _start(args: list[str], cwd: Path) -> ForkedProcess:
+    return ForkedProcess("stability.train", args, cwd, start_new_session=True)
 
 
-def _kill_when(process: subprocess.Popen, ready, timeout: float = 300) -> None:
+def _kill_when(process: ForkedProcess, ready, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while not ready() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
