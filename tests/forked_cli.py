@@ -231,6 +231,12 @@ class ForkedProcess:
         self.wait(timeout)
         return tuple(Path(path).read_text(encoding="utf-8", errors="replace") for path in (self._out, self._err))
 
+    def completed(self, timeout: float | None = None) -> subprocess.CompletedProcess:
+        """Its exit status and output once it ended, as `subprocess.run(..., capture_output=True, text=True)`
+        returns them."""
+        stdout, stderr = self.communicate(timeout)
+        return subprocess.CompletedProcess(self.args, self.returncode, stdout, stderr)
+
 
 def run_module(module: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
                timeout: float = 600) -> subprocess.CompletedProcess:
@@ -238,12 +244,11 @@ def run_module(module: str, args: list[str], cwd: Path, env: dict[str, str] | No
     stdout and stderr, as `subprocess.run(..., capture_output=True, text=True)` returns them."""
     process = ForkedProcess(module, args, cwd, env)
     try:
-        stdout, stderr = process.communicate(timeout)
+        return process.completed(timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
         raise
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 if __name__ == "__main__":

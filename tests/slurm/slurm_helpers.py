@@ -23,8 +23,7 @@ def start_train(args: list[str], cwd: Path, env: dict[str, str]) -> ForkedProces
 
 
 def finish(process: ForkedProcess, timeout: float = 900) -> subprocess.CompletedProcess:
-    stdout, stderr = process.communicate(timeout=timeout)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return process.completed(timeout)
 
 
 def on_slurm_and_locally(sweep: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
