@@ -17,7 +17,7 @@ from stability.report.calibration import SeedHalf
 from stability.report.significance import THRESHOLD
 
 ARGS = ["bootstrap=200", "figures=false", "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]", "aso=true",
-        "aso_iterations=10", "random_state=4"]
+        "aso_iterations=3", "random_state=4"]
 
 
 @pytest.fixture(scope="module")

@@ -290,7 +290,8 @@ def test_a_reference_that_names_no_variant_is_a_note_naming_the_variants(tmp_pat
 def test_exclude_failed_leaves_failed_runs_out_of_sigma_not_out_of_the_rate(tmp_path):
     root = write_runs(tmp_path / "runs", METHODS[:2], ("fr",))
     out = tmp_path / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "exclude_failed=true"])
+    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "exclude_failed=true",
+          f"calibration_sims={SIMS}"])
     table = read(out, "stabilizers.csv")
     reference = table[(table["method"] == REFERENCE) & (table["category"] == "overall")].iloc[0]
     assert (reference["n_seeds"], reference["failed"], reference["n_runs"]) == (SEEDS - 2, 2, SEEDS)
@@ -314,7 +315,8 @@ def test_tidy_csv_input_aso_and_no_failed_verdicts(tmp_path):
     csv = tmp_path / "scores.csv"
     pd.DataFrame(rows, columns=["lang", "setup", "variant", "seed", "level", "category", "mcc"]).to_csv(csv, index=False)
     out = tmp_path / "report"
-    main([f"runs={csv}", f"out={out}", "bootstrap=50", "figures=false", "aso=true", "aso_iterations=20"])
+    main([f"runs={csv}", f"out={out}", "bootstrap=50", "figures=false", "aso=true", "aso_iterations=20",
+          "calibration_sims=0"])
     table = read(out, "stabilizers.csv")
     assert table[["failed", "n_runs", "failed_rate", "failed_low", "failed_high"]].isna().all().all()
     row = table[table["method"] == "trainer-mosbach"].iloc[0]
