@@ -43,13 +43,10 @@ def test_every_key_but_the_help_texts_as_omegaconf_resolves_it(config_name, over
 def test_a_resolvers_error_at_a_top_level_key_is_its_own_line(monkeypatch, tmp_path):
     """`variant` (a top-level key, read by resolve_job) and hydra.launcher.n_jobs (inside a node that
     OmegaConf.resolve resolves): the resolver's UserError, not OmegaConf's message around it."""
-    import stability.core.identity as identity
-
     def refuse(_root):
         raise UserError("no variant here", fix="pick one")
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(identity, "variant_of", refuse)
     monkeypatch.setattr("stability.core.config.variant_of", refuse)
     with pytest.raises(UserError) as refused:
         job_configs(["experiment=smoke"])
