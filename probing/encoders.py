@@ -137,9 +137,11 @@ def load_encoder(spec: EncoderSpec) -> tuple[PreTrainedModel, PreTrainedTokenize
 
 def encoder_fingerprint(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> str:
     """A hash of the weights (every tensor of the state dict) and of the tokenizer: equal
-    hash, equal features, whatever folder or seed the encoder came from."""
+    hash, equal features, whatever folder or seed the encoder came from. Each tensor's bytes
+    reach sha256 as a buffer, not a copy (`tobytes()`): the same digest without a second copy of
+    the weights in memory, 1.5x faster on a 711 MB encoder (benchmarks/probing.py)."""
     digest = hashlib.sha256(tokenizer_fingerprint(tokenizer).encode())
     for name, tensor in sorted(model.state_dict().items()):
         digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}".encode())
-        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
     return digest.hexdigest()

@@ -40,7 +40,8 @@ def _lines(path: Path) -> list[tuple[str, str]]:
 
 
 def _documented() -> list[tuple[str, str]]:
-    commands = []
+    """(where, command) for each distinct command line; `where` names every place that shows it."""
+    places: dict[tuple[str, ...], tuple[str, list[str]]] = {}
     for path in SOURCES:
         for where, line in _lines(path):
             try:
@@ -50,8 +51,8 @@ def _documented() -> list[tuple[str, str]]:
             if len(words) < 3 or words[1] not in COMMANDS or HELP_FLAGS & set(words) or PLACEHOLDER.search(line) \
                     or NEEDS_USER_FILES.search(line):
                 continue
-            commands.append((where, line))
-    return commands
+            places.setdefault(tuple(words), (line, []))[1].append(where)
+    return [(",".join(wheres), line) for line, wheres in places.values()]
 
 
 DOCUMENTED = _documented()
@@ -61,7 +62,7 @@ def test_the_documentation_shows_every_command():
     assert {shlex.split(line, comments=True)[1] for _, line in DOCUMENTED} == set(COMMANDS)
 
 
-@pytest.mark.slow      # ~80 lines, sweeps of up to 192 jobs expanded: ~2 minutes
+@pytest.mark.slow      # ~95 distinct lines, sweeps of up to 192 jobs expanded: ~1.5 minutes
 @pytest.mark.parametrize("where, line", DOCUMENTED, ids=[where for where, _ in DOCUMENTED])
 def test_a_documented_command_composes(where, line, tmp_path, monkeypatch):
     words = shlex.split(line, comments=True)

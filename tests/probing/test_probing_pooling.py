@@ -1,6 +1,8 @@
 """Mean pooling over real tokens only, all layers from one forward pass, cached features."""
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 from probe_helpers import N_HIDDEN_LAYERS
@@ -8,6 +10,7 @@ from transformers import AutoModel
 
 from probing.encoders import EncoderSpec, encoder_fingerprint, load_encoder
 from probing.features import mean_pool, pair_features, pair_vectors, sentence_vectors
+from stability.core.fingerprints import tokenizer_fingerprint
 from stability.core.records import Example
 
 SHORT = "The cat sleeps."
@@ -88,3 +91,18 @@ def test_fingerprint_follows_the_weights(small_encoder, minilm_folder, tmp_path)
     again, _ = load_encoder(spec)
     assert encoder_fingerprint(other, tokenizer) != encoder_fingerprint(model, tokenizer)
     assert encoder_fingerprint(other, tokenizer) == encoder_fingerprint(again, tokenizer)
+
+
+def test_fingerprint_is_the_sha256_of_the_tokenizer_then_each_named_tensors_bytes(small_encoder):
+    """The digest features were cached under: the tokenizer's fingerprint, then per tensor (by name) its
+    name, dtype and shape and its bytes, hashed here from copies of the bytes."""
+    import hashlib
+
+    from stability.core.fingerprints import tokenizer_fingerprint
+
+    model, tokenizer = small_encoder
+    digest = hashlib.sha256(tokenizer_fingerprint(tokenizer).encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}".encode())
+        digest.update(bytes(tensor.contiguous().reshape(-1).view(torch.uint8).tolist()))
+    assert encoder_fingerprint(model, tokenizer) == digest.hexdigest()

@@ -23,13 +23,16 @@ from stability.core.runrecord import RunDir
 # The built-in English training pairs repeated (each copy with its own idx), so that an epoch takes seconds.
 REPEAT = 16
 # The limit: slurmctld checks time limits every 30 s (its PERIODIC_TIMEOUT) and signals a job at the
-# first check at most signal_delay_s + 30 s before its limit: 10-40 s into each start of a 1-minute
-# job with signal_delay_s=20 (seen: 27-28 s, whatever the delay from 20 to 30). A start trains for
-# at most ~32 s of that (submitit's handlers are up within a second or two, the first epoch ends
-# ~8 s in), so a run of 45 s trains in two starts at least; a start signalled before its first
-# epoch trains none (max_num_timeout is generous, for a busy machine).
-TIME_LIMITED_TRAINING_S = 45
-LIMIT = ["hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=20", "hydra.launcher.max_num_timeout=10"]
+# first check at most signal_delay_s + 30 s before its limit (seen here: on a 30-s grid). With a
+# 1-minute limit and signal_delay_s=1, that is the first check 29 s or more into a start: 29-59 s
+# into the first, and ~54 s into each later one, which SLURM starts a few seconds after the check
+# that signalled the one before. A run that trains longer than the first start can (59 s less its
+# few seconds of start-up) trains in two starts at least (max_num_timeout is generous, for a busy
+# machine). Each start lives for two of those checks at most, so that none is a few seconds of
+# start-up and no training (with signal_delay_s=20, every start was signalled at the next check:
+# a busy CI machine once ran out of 10 timeouts in starts of 2-3 epochs each).
+TIME_LIMITED_TRAINING_S = 55
+LIMIT = ["hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=1", "hydra.launcher.max_num_timeout=10"]
 # A preempted run outlives SLURM's kill: KillWait (5 s) after the requeue, which the test asks for
 # at the run's first checkpoint.
 PREEMPTED_TRAINING_S = 20
