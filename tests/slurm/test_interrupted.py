@@ -26,12 +26,11 @@ REPEAT = 16
 # first check at most signal_delay_s + 30 s before its limit (seen here: on a 30-s grid). With a
 # 1-minute limit and signal_delay_s=1, that is the first check 29 s or more into a start: 29-59 s
 # into the first, and ~54 s into each later one, which SLURM starts a few seconds after the check
-# that signalled the one before. A run that trains longer than the first start can (59 s less its
-# few seconds of start-up) trains in two starts at least (max_num_timeout is generous, for a busy
-# machine). Each start lives for two of those checks at most, so that none is a few seconds of
-# start-up and no training (with signal_delay_s=20, every start was signalled at the next check:
-# a busy CI machine once ran out of 10 timeouts in starts of 2-3 epochs each).
-TIME_LIMITED_TRAINING_S = 55
+# that signalled the one before. A run that trains for longer than any first start lives (59 s, its
+# start-up aside) trains in two starts at least, and each start lives 29 s or more: never only its
+# start-up (with signal_delay_s=20 every start was signalled at the next check: a busy CI machine
+# once ran out of 10 timeouts in starts of 2-3 epochs each; max_num_timeout stays generous).
+TIME_LIMITED_TRAINING_S = 60
 LIMIT = ["hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=1", "hydra.launcher.max_num_timeout=10"]
 # A preempted run outlives SLURM's kill: KillWait (5 s) after the requeue, which the test asks for
 # at the run's first checkpoint.
