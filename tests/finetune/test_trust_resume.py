@@ -45,6 +45,7 @@ def _killed_after_first_epoch(args: list[str], run: Path, cwd: Path, sig: signal
     os.killpg(process.pid, sig)
     process.wait(timeout=60)
     assert not (run / "metrics.json").exists()
+    assert (run / "checkpoint" / "last.pt").is_file(), "the interrupted run lost its checkpoint"
 
 
 # relative to the command's folder, so a copy of the killed run and its data is the same job
@@ -141,7 +142,7 @@ def test_an_unchanged_job_still_resumes_from_its_checkpoint(killed_run, tmp_path
     _, run, args = _copy(killed_run, tmp_path)
     resumed = train_cli(args, tmp_path)
     assert resumed.returncode == 0, resumed.stderr
-    assert "epoch 1:" not in resumed.stdout and "epoch 2:" in resumed.stdout
+    assert "epoch 1:" not in resumed.stdout and "epoch 2:" in resumed.stdout, resumed.stdout
     assert [entry["epoch"] for entry in RunDir(run).read_train_log()] == [1, 2, 3]
 
 
