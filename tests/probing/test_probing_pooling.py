@@ -96,10 +96,6 @@ def test_fingerprint_follows_the_weights(small_encoder, minilm_folder, tmp_path)
 def test_fingerprint_is_the_sha256_of_the_tokenizer_then_each_named_tensors_bytes(small_encoder):
     """The digest features were cached under: the tokenizer's fingerprint, then per tensor (by name) its
     name, dtype and shape and its bytes, hashed here from copies of the bytes."""
-    import hashlib
-
-    from stability.core.fingerprints import tokenizer_fingerprint
-
     model, tokenizer = small_encoder
     digest = hashlib.sha256(tokenizer_fingerprint(tokenizer).encode())
     for name, tensor in sorted(model.state_dict().items()):
