@@ -1,6 +1,6 @@
-"""`python -m MODULE ARGS` as a child forked from a server process that has already imported the heavy
-libraries (`PRELOADED`): the same command line, working folder, environment, output and exit status as
-a new interpreter gives, without its 2-5 CPU-seconds of imports.
+"""`python -m MODULE ARGS` (or `python SCRIPT ARGS`) as a child forked from a server process that has already
+imported the heavy libraries (`PRELOADED`): the same command line, working folder, environment, output and
+exit status as a new interpreter gives, without its 2-5 CPU-seconds of imports.
 
 Why: the slow tests run the training command about a hundred times and the other commands about as
 often, and on the CI's 2 cores the imports were most of each call's cost. The server (one per pytest
@@ -43,9 +43,10 @@ REREAD = ("datasets.config",)
 
 
 def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str,
-           new_session: bool = False) -> None:
-    """In the forked child: become `python -m module args` in `cwd` with `env`, output to files
-    (in a session of its own with `new_session`, as Popen's start_new_session)."""
+           new_session: bool = False, script: bool = False) -> None:
+    """In the forked child: become `python -m module args` (with `script`, `python module args`, `module`
+    being the script's path) in `cwd` with `env`, output to files (in a session of its own with
+    `new_session`, as Popen's start_new_session)."""
     if new_session:
         os.setsid()
     os.chdir(cwd)
@@ -56,14 +57,18 @@ def _child(module: str, args: list[str], cwd: str, env: dict[str, str], out: str
         os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.argv = [module, *args]
-    sys.path[0] = cwd                      # as `python -m` puts the working folder first
+    # as `python -m` puts the working folder first, and `python SCRIPT` the script's folder
+    sys.path[0] = os.path.dirname(os.path.abspath(module)) if script else cwd
     for name in REREAD:
         importlib.reload(sys.modules[name])
     if env.get("OMP_NUM_THREADS", "").isdigit():   # torch read it at the server's import: its own, as a new one's
         sys.modules["torch"].set_num_threads(int(env["OMP_NUM_THREADS"]))
     code = 0
     try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        if script:
+            runpy.run_path(module, run_name="__main__")
+        else:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exit_:
         if isinstance(exit_.code, int) or exit_.code is None:
             code = exit_.code or 0
@@ -187,21 +192,22 @@ class _Server:
 
 
 class ForkedProcess:
-    """`python -m module args` started in the background from the server, with the part of Popen's
-    interface the tests use (pid, poll, wait, send_signal, communicate, returncode): for tests that
-    signal or wait on their command. Its output goes to files, read by `communicate`; `cpu_seconds`
-    is its CPU time once it ended (what RUSAGE_CHILDREN would add, it not being this process's child)."""
+    """`python -m module args` (with `script`, `python module args`: `module` is then a script's path)
+    started in the background from the server, with the part of Popen's interface the tests use (pid,
+    poll, wait, send_signal, communicate, returncode): for tests that signal or wait on their command.
+    Its output goes to files, read by `communicate`; `cpu_seconds` is its CPU time once it ended (what
+    RUSAGE_CHILDREN would add, it not being this process's child)."""
 
     def __init__(self, module: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
-                 start_new_session: bool = False):
-        self.args = [sys.executable, "-m", module, *args]
+                 start_new_session: bool = False, script: bool = False):
+        self.args = [sys.executable, *([] if script else ["-m"]), module, *args]
         self._folder = tempfile.TemporaryDirectory()
         self._out, self._err = (os.path.join(self._folder.name, name) for name in ("out", "err"))
         self.returncode: int | None = None
         self.cpu_seconds: float | None = None
         self.pid = _Server.start({"module": module, "args": list(args), "cwd": str(cwd),
                                   "env": dict(os.environ if env is None else env), "out": self._out,
-                                  "err": self._err, "new_session": start_new_session})
+                                  "err": self._err, "new_session": start_new_session, "script": script})
 
     def _ended(self, timeout: float | None) -> int | None:
         if self.returncode is None:
@@ -238,11 +244,17 @@ class ForkedProcess:
         return subprocess.CompletedProcess(self.args, self.returncode, stdout, stderr)
 
 
+def run_script(script: Path, args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`python script args` in `cwd`, as `run_module` runs a module: the benchmark scripts."""
+    return run_module(str(script), args, cwd, timeout=timeout, script=True)
+
+
 def run_module(module: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
-               timeout: float = 600) -> subprocess.CompletedProcess:
-    """`python -m module args` in `cwd` (environment `env`, default this one's): its exit status,
-    stdout and stderr, as `subprocess.run(..., capture_output=True, text=True)` returns them."""
-    process = ForkedProcess(module, args, cwd, env)
+               timeout: float = 600, script: bool = False) -> subprocess.CompletedProcess:
+    """`python -m module args` (with `script`, `python module args`) in `cwd` (environment `env`, default
+    this one's): its exit status, stdout and stderr, as `subprocess.run(..., capture_output=True,
+    text=True)` returns them."""
+    process = ForkedProcess(module, args, cwd, env, script=script)
     try:
         return process.completed(timeout)
     except subprocess.TimeoutExpired:

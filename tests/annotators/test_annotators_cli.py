@@ -1,18 +1,16 @@
 """python -m annotators (= nli-stability annotate) action=annotate / stats / evaluate: output files,
 columns, exit status 2."""
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from forked_cli import run_module
 
 from annotators import FEATURES
 from annotators.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
 DIAGNOSTIC = [
     {"idx": "0", "label": "not_entailment", "sentence1": "Katten satt på mattan.",
      "sentence2": "Katten satt inte på mattan.", "logic": "Negation"},
@@ -87,9 +85,7 @@ def test_evaluate_writes_agreement(diagnostic, tmp_path, capsys):
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "annotators", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+    return run_module("annotators", list(args), cwd)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -3,12 +3,12 @@ other and with the statistics they come from."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from forked_cli import run_script
 
 from stability.statistics.sequential import boundaries, information_fractions
 
@@ -26,8 +26,8 @@ def test_sigmas_have_the_studys_median_quartiles_and_range():
 
 def test_cpu_path_prints_runs_and_error_rates_that_agree(tmp_path):
     figures = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--sims", "20", "--targets", "0.5", "--max-seeds", "12",
-                           "--json", str(figures)], capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--sims", "20", "--targets", "0.5", "--max-seeds", "12",
+                               "--json", str(figures)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(figures.read_text())
     assert result["design"]["precision_looks"] == [3, 6, 9, 12]
@@ -53,7 +53,6 @@ def test_cpu_path_prints_runs_and_error_rates_that_agree(tmp_path):
 
 
 def test_wrong_arguments_are_refused_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--looks", "6", "3"], capture_output=True, text=True,
-                          cwd=tmp_path)
+    done = run_script(SCRIPT, ["--looks", "6", "3"], tmp_path)
     assert done.returncode == 2
     assert "--looks must be increasing" in done.stderr.splitlines()[-1]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from forked_cli import run_script
 import torch
 
 from stability.finetune.encoding import EncodedSplit
@@ -54,10 +54,9 @@ def test_the_aligned_arm_steps_each_seed_on_its_own_batches_aligned_by_width():
 @pytest.mark.slow
 def test_cpu_arms_time_solo_and_fused_seeds_and_derive_their_figures(tmp_path):
     figures = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--samples", "32",
-                           "--steps", "2", "--warmup", "1", "--ks", "1", "2", "--precisions", "fp32", "bf16",
-                           "--json", str(figures)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--device", "cpu", "--shape", "small", "--samples", "32",
+                               "--steps", "2", "--warmup", "1", "--ks", "1", "2", "--precisions", "fp32", "bf16",
+                               "--json", str(figures)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(figures.read_text())
     everything = {(a["precision"], a["engine"], a["members"]): a for a in result["arms"]}
@@ -100,10 +99,9 @@ def test_the_graphs_arm_compiles_the_fused_step_and_pads_to_its_buckets(tmp_path
     """The capture without inductor's code generation (aot_eager: seconds, where a cold inductor takes a
     minute of C++ builds); the arm, its shapes and its figures are the same."""
     figures = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--samples", "32",
-                           "--steps", "3", "--warmup", "1", "--ks", "2", "--graphs", "--bucket", "64",
-                           "--compile-backend", "aot_eager", "--evaluate", "--json", str(figures)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--device", "cpu", "--shape", "small", "--samples", "32",
+                               "--steps", "3", "--warmup", "1", "--ks", "2", "--graphs", "--bucket", "64",
+                               "--compile-backend", "aot_eager", "--evaluate", "--json", str(figures)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     arms = {arm["engine"]: arm for arm in json.loads(figures.read_text())["arms"]}
     assert set(arms) == {"solo", "packed", "fused", "fused-aligned", "fused-graphs", "solo-eval", "fused-eval"}
@@ -121,7 +119,6 @@ def test_the_graphs_arm_compiles_the_fused_step_and_pads_to_its_buckets(tmp_path
 
 
 def test_wrong_arguments_are_refused_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--ks", "0", "2"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--device", "cpu", "--ks", "0", "2"], tmp_path)
     assert done.returncode == 2
     assert "--ks, --steps and --bucket must be at least 1" in done.stderr.splitlines()[-1]

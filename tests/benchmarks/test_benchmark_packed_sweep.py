@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from argparse import Namespace
 from pathlib import Path
 
 import pytest
+from forked_cli import run_script
 from transformers import AutoConfig, AutoTokenizer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,9 +34,8 @@ def test_checkpoint_has_the_requested_shape_and_a_padded_vocabulary(tmp_path):
 @pytest.mark.slow
 def test_cpu_sweeps_time_every_packing_and_find_packed_runs_equal_to_runs_alone(tmp_path):
     figures = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--shape", "small", "--runs", "2",
-                           "--samples", "32", "--jobs", "1", "2", "--precisions", "fp32", "--json", str(figures)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--device", "cpu", "--shape", "small", "--runs", "2", "--samples", "32",
+                               "--jobs", "1", "2", "--precisions", "fp32", "--json", str(figures)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(figures.read_text())
     sweeps = {(s["precision"], s["jobs_per_device"]): s for s in result["sweeps"]}
@@ -58,7 +57,6 @@ def test_cpu_sweeps_time_every_packing_and_find_packed_runs_equal_to_runs_alone(
 
 
 def test_wrong_arguments_are_refused_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--jobs", "2", "4"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--device", "cpu", "--jobs", "2", "4"], tmp_path)
     assert done.returncode == 2
     assert "--jobs must include 1" in done.stderr.splitlines()[-1]

@@ -5,12 +5,12 @@ import argparse
 import math
 import re
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from forked_cli import run_script
 from scipy import stats
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -122,9 +122,8 @@ def _mean_std(text: str) -> tuple[float, float]:
 def test_cpu_path_prints_the_reports_comparison_and_the_recorded_speed(tmp_path):
     out = tmp_path / "precision"
     # the tiny model learns something in 10 short epochs (1 epoch: constant predictions, all MCC 0)
-    done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", "--seeds", "2", "--epochs", "10",
-                           "--batch-size", "8", "--learning-rate", "2e-3", "--aso-iterations", "5", "--out", str(out)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--model", "tiny", "--seeds", "2", "--epochs", "10", "--batch-size", "8",
+                               "--learning-rate", "2e-3", "--aso-iterations", "5", "--out", str(out)], tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (out / "report" / "report.md").is_file()
     assert f"report: {out / 'report' / 'report.md'}" in done.stdout
@@ -182,8 +181,7 @@ def test_cpu_path_prints_the_reports_comparison_and_the_recorded_speed(tmp_path)
 
 
 def test_one_seed_is_refused(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", "--seeds", "1", "--out", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = run_script(SCRIPT, ["--model", "tiny", "--seeds", "1", "--out", str(tmp_path)], tmp_path)
     assert done.returncode == 2
     assert "--seeds must be at least 2" in done.stderr.splitlines()[-1]
 
@@ -204,7 +202,6 @@ def test_an_axis_names_the_key_its_two_values_and_their_labels():
     (["--runs", ".", "--axis", "trainer.fuse_seeds=1"], "give one key and two values, KEY=A,B"),
 ])
 def test_wrong_options_are_refused_in_one_line(tmp_path, options, message):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--model", "tiny", *options], capture_output=True, text=True,
-                          cwd=tmp_path)
+    done = run_script(SCRIPT, ["--model", "tiny", *options], tmp_path)
     assert done.returncode == 2
     assert message in done.stderr.splitlines()[-1]

@@ -8,7 +8,7 @@ import pty
 import subprocess
 import sys
 
-from helpers import QUICK, QUICK_VARIANT
+from helpers import QUICK, QUICK_VARIANT, train_cli
 
 
 def _run(args: list[str], cwd, stderr) -> tuple[subprocess.Popen, int | None]:
@@ -39,8 +39,7 @@ def test_terminal_shows_a_bar_per_epoch_pipe_only_log_lines(tmp_path):
         assert f"[en rte {QUICK_VARIANT} seed 0] epoch {epoch}:" in screen   # one bar per epoch, with rate and ETA
     assert "batch/s" in screen and "<" in screen
 
-    piped = subprocess.run([sys.executable, "-m", "stability.train", *args, "force=true"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+    piped = train_cli([*args, "force=true"], tmp_path, timeout=300)
     assert piped.returncode == 0
     assert "batch/s" not in piped.stderr + piped.stdout and "%|" not in piped.stderr
     assert f"[en rte {QUICK_VARIANT} seed 0] epoch 2: loss" in piped.stdout   # the log lines

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from forked_cli import run_module
+from forked_cli import ForkedProcess, run_module
 from helpers import (QUICK, assert_one_line_error, assert_report_refuses, predictions, runs, saved_model_probabilities,
                      train_cli)
 
@@ -90,8 +88,7 @@ def test_a_killed_fused_group_keeps_its_finished_members_and_ends_with_the_unint
         fused_sweep, tmp_path):
     out = tmp_path / "outputs"
     folders = [out / "smoke" / "en" / "rte" / VARIANT / f"seed{seed}" for seed in range(3)]
-    args = [sys.executable, "-m", "stability.train", *FUSED, f"paths.output_dir={out}"]
-    process = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = ForkedProcess("stability.train", [*FUSED, f"paths.output_dir={out}"], tmp_path)
     deadline = time.monotonic() + 600
     while not (folders[0] / "metrics.json").exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
