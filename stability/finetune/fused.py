@@ -141,6 +141,18 @@ def clip_per_member(params: Sequence[torch.Tensor], max_norm: float) -> torch.Te
     return norms
 
 
+def storage_free_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """`model`'s structure on the meta device, its parameters and buffers never copied: each is given to
+    deepcopy as a meta tensor of its shape (tied weights stay tied). Copying the 470 MB of
+    multilingual-e5-small's weights only to drop them took 0.3-0.5 s where the memory was at hand, and its
+    fused pair of 16 pairs took 56 s with that copy against 50 s without it (CPU, one thread, measured once)."""
+    memo: dict[int, torch.Tensor] = {id(param): torch.nn.Parameter(torch.empty_like(param, device="meta"),
+                                                                    requires_grad=param.requires_grad)
+                                     for param in model.parameters()}
+    memo.update({id(buffer): torch.empty_like(buffer, device="meta") for buffer in model.buffers()})
+    return copy.deepcopy(model, memo).to("meta")
+
+
 class FusedMembers:
     """K members of one Hugging Face sequence classifier, their parameters stacked along dimension 0,
     with one optimiser and one rate policy over the stack (why that is K independent ones: the
@@ -155,7 +167,7 @@ class FusedMembers:
         # accelerate's mixed precision: the forward (loss included) under autocast
         self._autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
         # the members' shared structure, without storage: every forward passes the stacked tensors
-        self._base = copy.deepcopy(members[0]).to("meta")
+        self._base = storage_free_copy(members[0])
         self._max_grad_norm = trainer.max_grad_norm
         self.stopped = torch.zeros(self.size, dtype=torch.bool)
         name_of = {id(param): name for name, param in members[0].named_parameters()}

@@ -18,7 +18,7 @@ from stability.data.loading import load_run_datasets
 from stability.finetune.batching import aligned_orders, collate, epoch_batches
 from stability.finetune.encoding import encode
 from stability.finetune.fused import (FusedMembers, build_members, clip_per_member, collate_members,
-                                      refuse_unfusable)
+                                      refuse_unfusable, storage_free_copy)
 from stability.finetune.fused_loop import train_members
 from stability.finetune.loop import predict_entailment_probability, train, train_step
 from stability.finetune.modeling import build_model, load_tokenizer
@@ -181,6 +181,23 @@ def test_each_member_draws_its_own_dropout_masks(tmp_path):
     fused.train(False)
     losses, _ = fused.forward(batch)
     torch.testing.assert_close(losses, losses[:1].expand(3))
+
+
+def test_the_shared_structure_is_the_model_on_meta_never_copying_a_weight(monkeypatch):
+    model = torch.nn.Sequential(torch.nn.Embedding(7, 4), torch.nn.Linear(4, 7), torch.nn.BatchNorm1d(7))
+    model[1].weight = model[0].weight            # tied, as a language model head is to its embeddings
+    model[1].bias.requires_grad_(False)
+    weights = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    for kind in (torch.Tensor, torch.nn.Parameter):
+        monkeypatch.setattr(kind, "__deepcopy__", lambda *_: pytest.fail("a weight was copied"))
+    skeleton = storage_free_copy(model)
+    monkeypatch.undo()
+    assert skeleton[1].weight is skeleton[0].weight and isinstance(skeleton[0].weight, torch.nn.Parameter)
+    assert [(n, p.shape, p.dtype, p.requires_grad, p.is_meta) for n, p in skeleton.named_parameters()] == \
+        [(n, p.shape, p.dtype, p.requires_grad, True) for n, p in model.named_parameters()]
+    assert [(n, b.shape, b.dtype, b.is_meta) for n, b in skeleton.named_buffers()] == \
+        [(n, b.shape, b.dtype, True) for n, b in model.named_buffers()]
+    assert all(torch.equal(tensor, weights[name]) and not tensor.is_meta for name, tensor in model.state_dict().items())
 
 
 def test_clipping_scales_only_the_member_above_the_bound_as_its_solo_run_would():
