@@ -19,7 +19,7 @@ BUILD = Path(os.environ.get("NLI_STABILITY_SHARED", REPO.parent / "shared")) / "
     "build_multilingual_e5_small.py"
 CACHE = Path(os.environ.get("NLI_STABILITY_MODEL_CACHE", Path.home() / ".cache" / "nli-stability-tests")) / \
     "multilingual-e5-small"
-FEW = ["experiment=smoke", "lang=fr", "model=multilingual_e5_small", "data.max_train_samples=16",
+FEW = ["experiment=smoke", "lang=fr", "model=multilingual_e5_small", "data.max_train_samples=8",
        "data.max_eval_samples=24", "trainer.max_epochs=1", "trainer.learning_rate=5e-5"]
 
 
@@ -48,7 +48,7 @@ def test_a_run_a_fused_pair_and_a_probe(e5_folder, tmp_path):
     records = [*runs(tmp_path / "solo").values(), *runs(tmp_path / "fused").values()]
     assert sorted((r["seed"], r["engine"]) for r in records) == [(0, "fused2"), (0, "solo"), (1, "fused2")]
     for record in records:
-        assert record["n_train"] == 16 and record["n_items"] == 24 and record["model"] == str(e5_folder)
+        assert record["n_train"] == 8 and record["n_items"] == 24 and record["model"] == str(e5_folder)
         assert record["inputs"]["model"]["source"] == str(e5_folder)
     # the probe's bootstrap and CKA are the tiny model's tests' (test_sentencepiece_model): here only its layers
     probed = run_module("probing", [f"runs={tmp_path / 'solo' / 'smoke'}", "probe.bootstrap=0", "probe.cka=false"],
