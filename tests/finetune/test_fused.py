@@ -188,10 +188,10 @@ def test_the_shared_structure_is_the_model_on_meta_never_copying_a_weight(monkey
     model[1].weight = model[0].weight            # tied, as a language model head is to its embeddings
     model[1].bias.requires_grad_(False)
     weights = {name: tensor.clone() for name, tensor in model.state_dict().items()}
-    for kind in (torch.Tensor, torch.nn.Parameter):
-        monkeypatch.setattr(kind, "__deepcopy__", lambda *_: pytest.fail("a weight was copied"))
-    skeleton = storage_free_copy(model)
-    monkeypatch.undo()
+    with monkeypatch.context() as copying:       # its own patches only: the autouse cache fixture's stay
+        for kind in (torch.Tensor, torch.nn.Parameter):
+            copying.setattr(kind, "__deepcopy__", lambda *_: pytest.fail("a weight was copied"))
+        skeleton = storage_free_copy(model)
     assert skeleton[1].weight is skeleton[0].weight and isinstance(skeleton[0].weight, torch.nn.Parameter)
     assert [(n, p.shape, p.dtype, p.requires_grad, p.is_meta) for n, p in skeleton.named_parameters()] == \
         [(n, p.shape, p.dtype, p.requires_grad, True) for n, p in model.named_parameters()]

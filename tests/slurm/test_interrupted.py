@@ -87,9 +87,14 @@ def _attempts(job_log: str) -> list[list[int]]:
     return [[int(n) for n in _EPOCH.findall(part)] for part in job_log.split(_STARTED)[1:]]
 
 
+def _start_on_slurm(data: Path, epochs: int, tmp_path: Path, env: dict[str, str], launcher: list[str]):
+    """The run started on SLURM, into tmp_path/slurm."""
+    return start_train([*_args(data, epochs, tmp_path / "slurm"), *ON_SLURM, *launcher], tmp_path, env)
+
+
 def _run_both(data: Path, epochs: int, tmp_path: Path, env: dict[str, str], launcher: list[str]):
     """The run on SLURM and the same run locally, started together; SLURM's process first."""
-    on_slurm = start_train([*_args(data, epochs, tmp_path / "slurm"), *ON_SLURM, *launcher], tmp_path, env)
+    on_slurm = _start_on_slurm(data, epochs, tmp_path, env, launcher)
     local = start_train(_args(data, epochs, tmp_path / "local"), tmp_path, env)
     return on_slurm, local
 
@@ -123,8 +128,7 @@ def _assert_resumed_and_equal(tmp_path: Path, epochs: int, on_slurm, local) -> l
 
 def test_run_past_its_time_limit_is_requeued_and_resumes(tmp_path, slurm_env, long_data, epoch_seconds):
     epochs = max(20, math.ceil(TIME_LIMITED_TRAINING_S / epoch_seconds))
-    on_slurm = start_train([*_args(long_data, epochs, tmp_path / "slurm"), *ON_SLURM, *LIMIT], tmp_path, slurm_env)
-    run = _assert_resumed(tmp_path, epochs, on_slurm)[0]
+    run = _assert_resumed(tmp_path, epochs, _start_on_slurm(long_data, epochs, tmp_path, slurm_env, LIMIT))[0]
     assert "this job is timed-out" in _job_logs(run, "err")
 
 
