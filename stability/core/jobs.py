@@ -19,6 +19,7 @@ import dataclasses
 import difflib
 import itertools
 import math
+import pickle
 import re
 import shlex
 import typing
@@ -117,17 +118,22 @@ def _compose_jobs(config_name: str, hydra_lines: list[str], jobs: list[list[str]
                   config_dirs: list[Path], bases: dict[tuple[str, ...], DictConfig]) -> list[DictConfig]:
     """Each job's config with its `hydra` node: one composition per distinct set of group
     overrides (`bases`, by their lines, may hold some already), then the job's value overrides
-    applied as Hydra's config loader applies them."""
+    applied as Hydra's config loader applies them, to a copy of its base. The copy is unpickled
+    from the base pickled once (OmegaConf's own pickling: the same nodes, flags and types): 6.8 ms
+    instead of a deepcopy's 16.6 for a 192-job preset's config, its check 1.15x less time
+    (benchmarks/job_checks.py)."""
     parser = OverridesParser.create()
+    pickled = {groups: pickle.dumps(base, pickle.HIGHEST_PROTOCOL) for groups, base in bases.items()}
     configs = []
     for job in progress(jobs, desc="composing jobs", unit="job", enabled=len(jobs) >= PROGRESS_FROM):
         raise_if_interrupted()
         parsed = parser.parse_overrides(job)
         is_group = [_is_group(override, config_dirs) for override in parsed]
         groups = tuple(o.input_line for o, group in zip(parsed, is_group) if group)
-        if groups not in bases:
-            bases[groups] = compose(config_name, overrides=hydra_lines + list(groups), return_hydra_config=True)
-        cfg = copy.deepcopy(bases[groups])
+        if groups not in pickled:
+            base = compose(config_name, overrides=hydra_lines + list(groups), return_hydra_config=True)
+            pickled[groups] = pickle.dumps(base, pickle.HIGHEST_PROTOCOL)
+        cfg = pickle.loads(pickled[groups])
         ConfigLoaderImpl._apply_overrides_to_config([o for o, group in zip(parsed, is_group) if not group], cfg)
         with open_dict(cfg.hydra):
             cfg.hydra.overrides.task = list(job)
