@@ -145,15 +145,16 @@ def _batched(frame: pd.DataFrame, sizes: list[str], run) -> pd.DataFrame:
 def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[tuple[str, str], str],
               compare: list[str] | None, sims: int, confidence: float, aso_iterations: int,
               random_state: int, bootstrap: int, compare_langs: list[str] | None = None) -> Calibration:
-    """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds;
-    with `bootstrap=0` the report computes no percentile interval, so none is chosen."""
+    """calibration.csv and the choices for every cell of `results` with at least `MIN_SEEDS` seeds. The
+    simulated percentile bootstraps draw the report's own `bootstrap` resamples, so they are the
+    intervals and the test it prints; with `bootstrap=0` it prints none, and none is simulated or chosen."""
     started = time.perf_counter()
     rng = np.random.default_rng(random_state)
     cells = seed_cells(results, failed)
     cells = cells.assign(n=cells["scores"].map(len))
     cells = cells[cells["n"] >= MIN_SEEDS].reset_index(drop=True)
     single = _batched(cells, ["n"], lambda batch: sim.calibrate_conditions(
-        fit_cells(batch), sims=sims, confidence=confidence, rng=rng))
+        fit_cells(batch), sims=sims, confidence=confidence, rng=rng, resamples=bootstrap))
     single = single.join(cells[["lang", "setup", "variant", *CELL, "n"]], on="row")
     single = single.assign(condition=[condition_name(s, v) for s, v in zip(single["setup"], single["variant"])],
                            reference="", n_seeds=single["n"], n_seeds_reference=np.nan)
@@ -163,20 +164,21 @@ def calibrate(results: pd.DataFrame, failed: pd.DataFrame, *, references: dict[t
         pairs = pairs.assign(n_a=pairs["scores_a"].map(len), n_b=pairs["scores_b"].map(len))
         paired = _batched(pairs, ["n_a", "n_b"], lambda batch: sim.calibrate_pairs(
             fit_cells(batch, "_a"), fit_cells(batch, "_b"), sims=sims, confidence=confidence, rng=rng,
-            aso_iterations=aso_iterations))
+            aso_iterations=aso_iterations, resamples=bootstrap))
         paired = paired.join(pairs[["lang", "condition", "reference", *CELL, "n_a", "n_b"]], on="row")
         frames.append(paired.assign(n_seeds=paired["n_b"], n_seeds_reference=paired["n_a"]))
-        frames += _families(pairs, compare, compare_langs, sims=sims, rng=rng)
+        if bootstrap:   # the whole family's test is the bootstrap's
+            frames += _families(pairs, compare, compare_langs, sims=sims, rng=rng, resamples=bootstrap)
     table = pd.concat(frames, ignore_index=True)[COLUMNS].astype({"n_seeds": int})
-    choices = choose(table if bootstrap else table[table["method"] != "percentile"])
-    choices = _with_seeds_needed(choices, cells, sims=sims, confidence=confidence, rng=rng)
+    choices = _with_seeds_needed(choose(table), cells, sims=sims, confidence=confidence, rng=rng,
+                                 resamples=bootstrap)
     log.info("calibration: %d cells, %d pairs, %d simulations per world in %.1f s", len(cells), len(pairs), sims,
              time.perf_counter() - started)
     return Calibration(table, choices, sims)
 
 
 def _families(pairs: pd.DataFrame, compare: list[str] | None, compare_langs: list[str] | None, *, sims: int,
-              rng: np.random.Generator) -> list[pd.DataFrame]:
+              rng: np.random.Generator, resamples: int) -> list[pd.DataFrame]:
     """The whole-family A/A rows of the tests sections (`sim.family_false_positives`): `compare=[A,B]`'s
     family, every (language, category) cell (`lang` "all languages"), and `compare_langs=[A,B]`'s, every
     (condition, category) cell (`condition` "all conditions", `reference` "A · all conditions"); `level`
@@ -197,8 +199,8 @@ def _families(pairs: pd.DataFrame, compare: list[str] | None, compare_langs: lis
             units.append((np.stack(unit["scores_a"].to_list()), int(unit["n_b"].max())))
         if not units:
             continue
-        measured = sim.rows(sim.family_false_positives(units, sims=sims, rng=rng), np.array([0]), "resampling",
-                            sim.FALSE_POSITIVES, sim.ALPHA)
+        events = sim.family_false_positives(units, sims=sims, rng=rng, resamples=resamples)
+        measured = sim.rows(events, np.array([0]), "resampling", sim.FALSE_POSITIVES, sim.ALPHA)
         frames.append(measured.drop(columns="cell").assign(
             lang=lang, condition=condition, reference=reference, level=FAMILY_LEVEL, category=FAMILY_CELLS,
             n_seeds=int(rows["n_b"].max()), n_seeds_reference=int(rows["n_a"].max())))
@@ -221,7 +223,7 @@ def choose(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _with_seeds_needed(choices: pd.DataFrame, cells: pd.DataFrame, *, sims: int, confidence: float,
-                       rng: np.random.Generator) -> pd.DataFrame:
+                       rng: np.random.Generator, resamples: int) -> pd.DataFrame:
     """For the overall cells without a usable σ or mean interval: the seeds that reach 90 % in the
     deciding world with the best method."""
     lacking = choices[~choices["usable"] & (choices["level"] == "all") & (choices["reference"] == "")
@@ -235,7 +237,8 @@ def _with_seeds_needed(choices: pd.DataFrame, cells: pd.DataFrame, *, sims: int,
         cell = keyed.loc[(row["lang"], row["condition"], row["level"], row["category"])]
         fitted = sim.fit(cell["scores"][None, :], cell["failed"][None, :])
         choices.loc[index, "seeds_needed"] = sim.seeds_for_coverage(
-            fitted, row["statistic"], row["method"], row["world"], sims=sims, confidence=confidence, rng=rng)
+            fitted, row["statistic"], row["method"], row["world"], sims=sims, confidence=confidence, rng=rng,
+            resamples=resamples)
     return choices
 
 

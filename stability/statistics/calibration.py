@@ -33,10 +33,12 @@ in each side's scale, the tests invariant when both sides share a world): their 
 false-positive rates are the same for every cell with the same seed counts, so those worlds are
 simulated once per seed count in standard units and shared by the cells (the difference of means,
 whose coverage depends on the two sides' σ ratio, is simulated per cell from the same draws). The percentile bootstraps inside
-the simulation use `SIM_RESAMPLES` resamples, the report's default `bootstrap`, each study its own:
-fewer would be cheaper but are not the interval the report prints (measured at 3 normal seeds, 4,000
-studies: the mean's percentile interval covers 71 % with 200 resamples, 74 % with 1,000; σ's 44 %
-with either).
+the simulation draw `resamples` resamples, each study its own. The report passes its own
+`bootstrap`, so the interval simulated is the one it prints (the count changes the interval: at 3
+normal seeds, 4,000 studies, the mean's percentile interval covers 71 % with 200 resamples, 74 %
+with 1,000; σ's 44 % with either), and costs what its own bootstraps cost; `SIM_RESAMPLES`, the
+report's default, where a caller gives no count. With none (`bootstrap=0`) the report prints no
+percentile interval and no bootstrap test, and none is simulated.
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ from stability.statistics.spread import brown_forsythe_p
 
 WORLDS = ("normal", "heavy", "failed", "resampling")
 CHANCE = 0.0             # a failed run's score: MCC at chance
-SIM_RESAMPLES = 1000     # percentile-bootstrap resamples inside each simulated study (the report's default)
+SIM_RESAMPLES = 1000     # percentile-bootstrap resamples inside each simulated study: the report's default `bootstrap`
 ASO_THRESHOLD = 0.2      # deepsig's recommended ε_min threshold
 ALPHA = 0.05
 FLOOR = 0.90             # below this measured coverage no interval is printed
@@ -153,12 +155,12 @@ def draw(world: str, cells: Fit, n: int, sims: int, rng: np.random.Generator, sh
     return Draw(np.where(failed, CHANCE, samples), failed, (1 - rate) * cells.mean + rate * CHANCE, truth_std, rate)
 
 
-def _counts(rng: np.random.Generator, sims: int, n: int) -> np.ndarray:
-    """(sims, resamples, n) resampling counts: each simulated study its own `SIM_RESAMPLES` resamples,
+def _counts(rng: np.random.Generator, sims: int, n: int, resamples: int) -> np.ndarray:
+    """(sims, resamples, n) resampling counts: each simulated study its own `resamples` resamples,
     shared by the cells. One set shared by every study would bias all of them alike (measured: 200
     resamples shared by 4,000 studies of 3 seeds gave the mean's percentile interval 70 % coverage,
     200 per study 71 %)."""
-    return draw_counts(rng, sims * SIM_RESAMPLES, n).reshape(sims, SIM_RESAMPLES, n).astype(float)
+    return draw_counts(rng, sims * resamples, n).reshape(sims, resamples, n).astype(float)
 
 
 def _resampled_means(samples: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -183,7 +185,7 @@ def _resampled_stds(samples: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.sqrt(sums, out=sums)
 
 
-def _each_block(work: Callable[[slice], None], cells: int, sims: int, per_study: int = SIM_RESAMPLES) -> None:
+def _each_block(work: Callable[[slice], None], cells: int, sims: int, per_study: int) -> None:
     """`work(block)` for blocks of cells of about `_CHUNK` floats each, on every core: numpy's
     einsum, sort and partition release the GIL, so threads share the blocks (2 cores: 1.7x)."""
     size = max(1, _CHUNK // max(sims * per_study, 1))
@@ -236,22 +238,24 @@ def _covers(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
 Measured = dict[tuple[str, str], np.ndarray]   # (statistic, method) → (cells, sims) bool
 
 
-def condition_coverage(sample: Draw, confidence: float, rng: np.random.Generator) -> Measured:
-    """Coverage events of every single-condition interval in one world's studies."""
+def condition_coverage(sample: Draw, confidence: float, rng: np.random.Generator, resamples: int) -> Measured:
+    """Coverage events of every single-condition interval in one world's studies, the percentile
+    bootstrap's with `resamples` resamples (none with 0)."""
     samples = sample.samples
     cells, sims, n = samples.shape
     std = samples.std(axis=-1, ddof=1)
     mean = samples.mean(axis=-1)
-    counts = _counts(rng, sims, n)
     boot_std, boot_mean = np.zeros((cells, sims), bool), np.zeros((cells, sims), bool)
+    if resamples:
+        counts = _counts(rng, sims, n, resamples)
 
-    def work(block: slice) -> None:
-        boot_std[block] = _covers(*_percentile(_resampled_stds(samples[block], counts), confidence),
-                                  sample.std[block])
-        boot_mean[block] = _covers(*_percentile(_resampled_means(samples[block], counts), confidence),
-                                   sample.mean[block])
+        def work(block: slice) -> None:
+            boot_std[block] = _covers(*_percentile(_resampled_stds(samples[block], counts), confidence),
+                                      sample.std[block])
+            boot_mean[block] = _covers(*_percentile(_resampled_means(samples[block], counts), confidence),
+                                       sample.mean[block])
 
-    _each_block(work, cells, sims)
+        _each_block(work, cells, sims, resamples)
     hits: Measured = {(SIGMA, "percentile"): boot_std,
                       (SIGMA, "chi2"): _covers(*chi2_std_interval(std, n, confidence), sample.std)}
     if n >= MIN_SEEDS_BONETT:
@@ -262,46 +266,58 @@ def condition_coverage(sample: Draw, confidence: float, rng: np.random.Generator
     if (sample.rate > 0).any():
         low, high = wilson_interval(sample.failed.sum(axis=-1), np.full((cells, sims), n), confidence)
         hits[(FAILED_RATE, "wilson")] = _covers(low, high, sample.rate)
-    return hits
+    return hits if resamples else _without_percentile(hits)
 
 
-def ratio_coverage(reference: Draw, method: Draw, confidence: float, rng: np.random.Generator) -> Measured:
-    """Coverage events of the σ ratio's intervals (method / reference), each side its own world."""
+def _without_percentile(measured: Measured) -> Measured:
+    """`measured` but for the percentile bootstrap's events: with no resamples there are none."""
+    return {key: events for key, events in measured.items() if key[1] != "percentile"}
+
+
+def ratio_coverage(reference: Draw, method: Draw, confidence: float, rng: np.random.Generator,
+                   resamples: int) -> Measured:
+    """Coverage events of the σ ratio's intervals (method / reference), each side its own world; the
+    percentile bootstrap's with `resamples` resamples (none with 0)."""
     a, b = reference.samples, method.samples
     cells, sims, n_a = a.shape
     n_b = b.shape[-1]
     truth = method.std / np.where(reference.std > 0, reference.std, np.nan)
-    counts_a, counts_b = _counts(rng, sims, n_a), _counts(rng, sims, n_b)
     boot = np.zeros((cells, sims), bool)
+    if resamples:
+        counts_a, counts_b = _counts(rng, sims, n_a, resamples), _counts(rng, sims, n_b, resamples)
 
-    def work(block: slice) -> None:
-        stds_a, stds_b = _resampled_stds(a[block], counts_a), _resampled_stds(b[block], counts_b)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratios = np.where(stds_a > 0, stds_b / stds_a, np.where(stds_b > 0, np.inf, np.nan))
-        boot[block] = _covers(*_percentile(ratios, confidence), truth[block])
+        def work(block: slice) -> None:
+            stds_a, stds_b = _resampled_stds(a[block], counts_a), _resampled_stds(b[block], counts_b)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ratios = np.where(stds_a > 0, stds_b / stds_a, np.where(stds_b > 0, np.inf, np.nan))
+            boot[block] = _covers(*_percentile(ratios, confidence), truth[block])
 
-    _each_block(work, cells, sims)
+        _each_block(work, cells, sims, resamples)
     std_a, std_b = a.std(axis=-1, ddof=1), b.std(axis=-1, ddof=1)
     hits: Measured = {(RATIO, "percentile"): boot,
                       (RATIO, "F"): _covers(*f_ratio_interval(std_b, n_b, std_a, n_a, confidence), truth)}
     if min(n_a, n_b) >= MIN_SEEDS_BONETT:
         hits[(RATIO, "bonett")] = _covers(*bonett_ratio_interval(b, a, confidence), truth)
-    return hits
+    return hits if resamples else _without_percentile(hits)
 
 
-def delta_coverage(reference: Draw, method: Draw, confidence: float, rng: np.random.Generator,
+def delta_coverage(reference: Draw, method: Draw, confidence: float, rng: np.random.Generator, resamples: int,
                    scales: tuple[np.ndarray, np.ndarray] | None = None) -> Measured:
     """Coverage events of the intervals of Δ = method − reference (Welch, percentile bootstrap over
-    each side's seeds). `scales`: the two draws are one standard-unit study each, and every cell's
-    sides are them times its (σ_reference, σ_method), so each resample's mean is scaled, not recomputed."""
+    each side's seeds with `resamples` resamples, none with 0). `scales`: the two draws are one
+    standard-unit study each, and every cell's sides are them times its (σ_reference, σ_method), so
+    each resample's mean is scaled, not recomputed."""
     a, b = reference.samples, method.samples
-    counts_a, counts_b = _counts(rng, a.shape[1], a.shape[-1]), _counts(rng, b.shape[1], b.shape[-1])
+    if resamples:
+        counts_a = _counts(rng, a.shape[1], a.shape[-1], resamples)
+        counts_b = _counts(rng, b.shape[1], b.shape[-1], resamples)
     if scales is None:
         truth = method.mean - reference.mean
         cells = len(truth)
     else:
         scale_a, scale_b = (scale[:, None, None] for scale in scales)
-        unit_a, unit_b = _resampled_means(a, counts_a), _resampled_means(b, counts_b)
+        if resamples:
+            unit_a, unit_b = _resampled_means(a, counts_a), _resampled_means(b, counts_b)
         a, b = scale_a * a, scale_b * b
         cells = len(scales[0])
         truth = np.zeros(cells)
@@ -315,11 +331,13 @@ def delta_coverage(reference: Draw, method: Draw, confidence: float, rng: np.ran
             deltas = scale_b[block] * unit_b - scale_a[block] * unit_a
         boot[block] = _covers(*_percentile(deltas, confidence), truth[block])
 
-    _each_block(work, cells, sims)
+    if resamples:
+        _each_block(work, cells, sims, resamples)
     with np.errstate(invalid="ignore", divide="ignore"), np.testing.suppress_warnings() as quiet:
         quiet.filter(RuntimeWarning)   # studies whose seeds are all equal (all failed): no interval
         welch = stats.ttest_ind(b, a, axis=-1, equal_var=False).confidence_interval(confidence)
-    return {(DELTA, "welch"): _covers(welch.low, welch.high, truth), (DELTA, "percentile"): boot}
+    hits = {(DELTA, "welch"): _covers(welch.low, welch.high, truth), (DELTA, "percentile"): boot}
+    return hits if resamples else _without_percentile(hits)
 
 
 @dataclass(frozen=True)
@@ -331,25 +349,26 @@ class Tests:
     statistics: dict[tuple[str, str], np.ndarray]
 
 
-def bootstrap_p(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def bootstrap_p(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: int = SIM_RESAMPLES) -> np.ndarray:
     """(cells, sims) two-sided p of the seed bootstrap of Δ = mean(b) − mean(a) (the form of
-    `multiplicity.p_two_sided`), each study its own `SIM_RESAMPLES` resamples of each side's seeds."""
+    `multiplicity.p_two_sided`), each study its own `resamples` resamples of each side's seeds."""
     cells, sims, n_a = a.shape
-    counts_a, counts_b = _counts(rng, sims, n_a), _counts(rng, sims, b.shape[-1])
+    counts_a, counts_b = _counts(rng, sims, n_a, resamples), _counts(rng, sims, b.shape[-1], resamples)
     p = np.full((cells, sims), np.nan)
 
     def work(block: slice) -> None:
         deltas = _resampled_means(b[block], counts_b) - _resampled_means(a[block], counts_a)
         below, above = (deltas <= 0).sum(axis=-1), (deltas >= 0).sum(axis=-1)
-        p[block] = np.minimum(1, 2 * (np.minimum(below, above) + 1) / (SIM_RESAMPLES + 1))
+        p[block] = np.minimum(1, 2 * (np.minimum(below, above) + 1) / (resamples + 1))
 
-    _each_block(work, cells, sims)
+    _each_block(work, cells, sims, resamples)
     return p
 
 
-def family_false_positives(units: list[tuple[np.ndarray, int]], *, sims: int, rng: np.random.Generator) -> Measured:
+def family_false_positives(units: list[tuple[np.ndarray, int]], *, sims: int, rng: np.random.Generator,
+                           resamples: int = SIM_RESAMPLES) -> Measured:
     """A/A events, (1, sims), of a comparison's whole family of cells as the tests sections correct it:
-    any cell with the seed bootstrap's p < 0.05 `uncorrected`, after `Holm` (family-wise error), after
+    any cell with the seed bootstrap's p (`resamples` resamples) < 0.05 `uncorrected`, after `Holm` (family-wise error), after
     `BH` (any discovery; under the A/A null every one is false).
 
     `units` are the A sides of the family, each its (cells, runs) scores (runs in seed order, shared by
@@ -360,7 +379,7 @@ def family_false_positives(units: list[tuple[np.ndarray, int]], *, sims: int, rn
     for scores, n_b in units:
         runs = scores.shape[1]
         picks_a, picks_b = rng.integers(0, runs, (sims, runs)), rng.integers(0, runs, (sims, n_b))
-        p_values.append(bootstrap_p(scores[:, picks_a], scores[:, picks_b], rng))
+        p_values.append(bootstrap_p(scores[:, picks_a], scores[:, picks_b], rng, resamples))
     p = np.concatenate(p_values, axis=0).T            # (sims, family)
     family = p.shape[1]
     ordered = np.sort(p, axis=1)
@@ -370,10 +389,11 @@ def family_false_positives(units: list[tuple[np.ndarray, int]], *, sims: int, rn
 
 
 def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Generator,
-             aso_iterations: int | None) -> Tests:
-    """Rejections of every seed-level test at α = 0.05 when both sides come from one world (A/A);
-    ε_min (the smaller of both directions) of almost stochastic order with `aso_iterations`
-    bootstrap iterations (None: not measured)."""
+             aso_iterations: int | None, resamples: int) -> Tests:
+    """Rejections of every seed-level test at α = 0.05 when both sides come from one world (A/A), the
+    seed bootstrap's with `resamples` resamples (not measured with 0); ε_min (the smaller of both
+    directions) of almost stochastic order with `aso_iterations` bootstrap iterations (None: not
+    measured)."""
     a, b = first.samples, second.samples
     cells, sims, n_a = a.shape
     n_b = b.shape[-1]
@@ -381,8 +401,9 @@ def aa_tests(first: Draw, second: Draw, confidence: float, rng: np.random.Genera
         quiet.filter(RuntimeWarning)   # constant samples (all failed): NaN p, no rejection
         welch = stats.ttest_ind(b, a, axis=-1, equal_var=False).pvalue
         spread = brown_forsythe_p(a, b)
-    values = {(WELCH_TEST, "welch"): welch, (SPREAD_TEST, "brown-forsythe"): spread,
-              (BOOTSTRAP_TEST, "percentile"): bootstrap_p(a, b, rng)}
+    values = {(WELCH_TEST, "welch"): welch, (SPREAD_TEST, "brown-forsythe"): spread}
+    if resamples:
+        values[(BOOTSTRAP_TEST, "percentile")] = bootstrap_p(a, b, rng, resamples)
     rejected = {key: value < ALPHA for key, value in values.items()}
     if aso_iterations:
         draws_a = rng.integers(0, n_a, (aso_iterations, n_a))
@@ -424,9 +445,10 @@ def rows(measured: Measured, cells: np.ndarray, world: str, measure: str, nomina
 
 
 def calibrate_conditions(cells: Fit, *, sims: int, confidence: float, rng: np.random.Generator,
-                         worlds: tuple[str, ...] = WORLDS) -> pd.DataFrame:
+                         worlds: tuple[str, ...] = WORLDS, resamples: int = SIM_RESAMPLES) -> pd.DataFrame:
     """Coverage of the single-condition intervals per cell of `cells` (all with the same run count)
-    in every world: long rows with `cell` the row of `cells`."""
+    in every world, the percentile bootstrap's with `resamples` resamples: long rows with `cell` the
+    row of `cells`."""
     n = cells.scores.shape[1]
     frames = []
     for world in worlds:
@@ -434,16 +456,18 @@ def calibrate_conditions(cells: Fit, *, sims: int, confidence: float, rng: np.ra
         if not len(index):
             continue
         sample = draw(world, UNIT if world in SCALE_FREE else cells.rows(index), n, sims, rng)
-        frames.append(rows(condition_coverage(sample, confidence, rng), index, world, COVERAGE, confidence))
+        frames.append(rows(condition_coverage(sample, confidence, rng, resamples), index, world, COVERAGE, confidence))
     return pd.concat(frames, ignore_index=True) if frames else rows({}, np.array([]), "", COVERAGE, confidence)
 
 
 def calibrate_pairs(reference: Fit, method: Fit, *, sims: int, confidence: float, rng: np.random.Generator,
-                    aso_iterations: int | None, worlds: tuple[str, ...] = WORLDS) -> pd.DataFrame:
+                    aso_iterations: int | None, worlds: tuple[str, ...] = WORLDS,
+                    resamples: int = SIM_RESAMPLES) -> pd.DataFrame:
     """Per cell (row of both fits): coverage of the σ-ratio and Δ intervals (each side its own
     world) and the A/A false-positive rates of the tests (both sides from `reference`'s world, with
     `method`'s run count); `threshold` is the p-value (ASO: the ε_min) below which a test rejects 5 %
-    of the A/A studies, the level that would make it hold its nominal rate here."""
+    of the A/A studies, the level that would make it hold its nominal rate here. The percentile bootstrap's intervals and test
+draw `resamples` resamples (none with 0)."""
     n_a, n_b = reference.scores.shape[1], method.scores.shape[1]
     frames = []
     for world in worlds:
@@ -455,14 +479,16 @@ def calibrate_pairs(reference: Fit, method: Fit, *, sims: int, confidence: float
         own = np.flatnonzero(fitted(world, reference))
         if world in SCALE_FREE:
             unit_a, unit_b = draw(world, UNIT, n_a, sims, rng), draw(world, UNIT, n_b, sims, rng)
-            ratio = ratio_coverage(unit_a, unit_b, confidence, rng)
-            delta = delta_coverage(unit_a, unit_b, confidence, rng, (reference.std[both], method.std[both]))
-            tests = aa_tests(unit_a, unit_b, confidence, rng, aso_iterations)
+            ratio = ratio_coverage(unit_a, unit_b, confidence, rng, resamples)
+            delta = delta_coverage(unit_a, unit_b, confidence, rng, resamples, (reference.std[both], method.std[both]))
+            tests = aa_tests(unit_a, unit_b, confidence, rng, aso_iterations, resamples)
         else:
             a, b = draw(world, reference.rows(both), n_a, sims, rng), draw(world, method.rows(both), n_b, sims, rng)
-            ratio, delta = ratio_coverage(a, b, confidence, rng), delta_coverage(a, b, confidence, rng)
+            ratio = ratio_coverage(a, b, confidence, rng, resamples)
+            delta = delta_coverage(a, b, confidence, rng, resamples)
             null_a = draw(world, reference.rows(own), n_a, sims, rng)
-            tests = aa_tests(null_a, draw(world, reference.rows(own), n_b, sims, rng), confidence, rng, aso_iterations)
+            tests = aa_tests(null_a, draw(world, reference.rows(own), n_b, sims, rng), confidence, rng, aso_iterations,
+                             resamples)
         if len(both):
             frames += [rows(ratio, both, world, COVERAGE, confidence), rows(delta, both, world, COVERAGE, confidence)]
         if len(own):
@@ -475,12 +501,12 @@ def calibrate_pairs(reference: Fit, method: Fit, *, sims: int, confidence: float
 
 
 def seeds_for_coverage(cell: Fit, statistic: str, method: str, world: str, *, sims: int, confidence: float,
-                       rng: np.random.Generator, floor: float = FLOOR) -> float:
+                       rng: np.random.Generator, floor: float = FLOOR, resamples: int = SIM_RESAMPLES) -> float:
     """The fewest seeds (more than the cell's runs) at which `statistic`'s `method` interval covers
     at least `floor` in `world` fitted to the single cell `cell`; NaN beyond `MAX_SEEDS`."""
     for n in range(cell.scores.shape[1] + 1, MAX_SEEDS + 1):
         sample = draw(world, UNIT if world in SCALE_FREE else cell, n, sims, rng)
-        events = condition_coverage(sample, confidence, rng).get((statistic, method))
+        events = condition_coverage(sample, confidence, rng, resamples).get((statistic, method))
         if events is not None and events.mean() >= floor:
             return float(n)
     return float("nan")

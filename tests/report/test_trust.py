@@ -14,6 +14,7 @@ from stability.report.calibration import COLUMNS, choose
 from stability.report.cli import main
 
 SMOKE = Path(__file__).resolve().parents[1] / "fixtures" / "smoke_main_041fde0"
+BOOTSTRAP = 100   # resamples of the report's intervals, and so of the simulated studies' percentile bootstraps
 
 
 def _read(out: Path) -> pd.DataFrame:
@@ -27,7 +28,7 @@ def _sections(out: Path) -> list[str]:
 
 def test_the_smoke_sweep_gets_calibration_csv_and_the_first_section(tmp_path):
     out = tmp_path / "report"
-    main([f"runs={SMOKE}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=400"])
+    main([f"runs={SMOKE}", f"out={out}", f"bootstrap={BOOTSTRAP}", "figures=false", "calibration_sims=400"])
     assert _sections(out)[0] == "## How far to trust these numbers"
     table = _read(out)
     assert list(table.columns) == COLUMNS
@@ -39,13 +40,19 @@ def test_the_smoke_sweep_gets_calibration_csv_and_the_first_section(tmp_path):
     assert normal["percentile"].max() < 0.65 and normal["chi2"].min() > 0.9
     text = (out / "report.md").read_text()
     assert "| σ | χ² | 2 |" in text and "| σ | percentile bootstrap | 2 |" in text
+    # bootstrap=0: the report prints no percentile interval, so none is simulated; the rest is as before
+    main([f"runs={SMOKE}", f"out={tmp_path / 'none'}", "bootstrap=0", "figures=false", "calibration_sims=400"])
+    without = _read(tmp_path / "none")
+    assert "percentile" not in set(without["method"]) and "percentile bootstrap" not in \
+        (tmp_path / "none" / "report.md").read_text()
+    assert set(without["statistic"]) == set(table["statistic"])
 
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory) -> Path:
     root = write_synthetic_runs(tmp_path_factory.mktemp("trust"))
     out = root.parent / "report"
-    main([f"runs={root}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=300",
+    main([f"runs={root}", f"out={out}", f"bootstrap={BOOTSTRAP}", "figures=false", "calibration_sims=300",
           "compare=[rte,rte+mnli10000]", "random_state=4"])
     return out
 
@@ -87,7 +94,7 @@ def test_the_choice_is_nearest_nominal_among_those_reaching_it(compared):
 def test_same_options_same_file_and_calibration_sims_zero_turns_it_off(compared, tmp_path):
     root = compared.parent / "outputs"
     again = tmp_path / "again"
-    main([f"runs={root}", f"out={again}", "bootstrap=0", "figures=false", "calibration_sims=300",
+    main([f"runs={root}", f"out={again}", f"bootstrap={BOOTSTRAP}", "figures=false", "calibration_sims=300",
           "compare=[rte,rte+mnli10000]", "random_state=4"])
     pd.testing.assert_frame_equal(_read(compared), _read(again))
     off = tmp_path / "off"

@@ -12,7 +12,7 @@ from stability.report.cli import main
 def test_both_families_have_uncorrected_holm_and_bh_rows(tmp_path):
     runs = write_synthetic_runs(tmp_path)
     out = tmp_path / "report"
-    main([f"runs={runs}", f"out={out}", "bootstrap=0", "figures=false", "calibration_sims=150",
+    main([f"runs={runs}", f"out={out}", "bootstrap=100", "figures=false", "calibration_sims=150",
           "compare=[rte,rte+mnli10000]", "compare_langs=[fr,de]", "random_state=4"])
     table = pd.read_csv(out / "calibration.csv", keep_default_na=False, na_values=[""])
     family = table[table["level"] == "family"]

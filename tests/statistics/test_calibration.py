@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stability.statistics.calibration import (ASO, CHANCE, SIGMA, SPREAD_TEST, WELCH_TEST,
+from stability.statistics.calibration import (ASO, BOOTSTRAP_TEST, CHANCE, SIGMA, SPREAD_TEST, WELCH_TEST,
                                               calibrate_conditions, calibrate_pairs, draw, eps_threshold, fit,
                                               seeds_for_coverage)
 
@@ -85,3 +85,30 @@ def test_eps_threshold_is_the_five_percent_order_statistic_or_none():
     assert threshold[0] == pytest.approx(5 / 99)   # 5 of 100 below it
     assert np.isnan(threshold[1])                  # 10 % of the studies have ε_min 0
     assert np.isnan(eps_threshold(np.array([[0.0] * 10 + [0.5] * 90])))[0]
+
+
+@pytest.mark.parametrize("resamples", [19, 99])
+def test_the_bootstrap_test_is_simulated_with_the_resamples_given(resamples):
+    """A seed bootstrap of B resamples has p-values on the grid 2(k + 1)/(B + 1) (the form of
+    `multiplicity.p_two_sided`), and so has the A/A threshold taken from them: the count given is the
+    count simulated."""
+    cell = _cell(5)
+    table = calibrate_pairs(cell, cell, sims=300, confidence=0.95, rng=np.random.default_rng(9),
+                            aso_iterations=None, worlds=("normal",), resamples=resamples)
+    steps = _row(table, BOOTSTRAP_TEST, "percentile", "normal").threshold * (resamples + 1) / 2
+    assert steps == pytest.approx(round(steps), abs=1e-9) and steps >= 1
+
+
+def test_without_resamples_no_percentile_interval_or_bootstrap_test_and_the_others_unchanged():
+    """`bootstrap=0` prints no percentile interval and no bootstrap test, so none is simulated; the other
+    methods' events come from the same simulated studies (drawn before any resampling)."""
+    cell = _cell(6)
+    conditions = {resamples: calibrate_conditions(cell, sims=300, confidence=0.95, rng=np.random.default_rng(10),
+                                                  worlds=("normal",), resamples=resamples) for resamples in (0, 50)}
+    pairs = calibrate_pairs(cell, cell, sims=300, confidence=0.95, rng=np.random.default_rng(11),
+                            aso_iterations=None, worlds=("normal",), resamples=0)
+    for table in (conditions[0], pairs):
+        assert "percentile" not in set(table["method"]) and BOOTSTRAP_TEST not in set(table["statistic"])
+    assert {"percentile"} <= set(conditions[50]["method"])
+    others = conditions[50][conditions[50]["method"] != "percentile"].reset_index(drop=True)
+    assert conditions[0].reset_index(drop=True).equals(others)
