@@ -78,7 +78,7 @@ def test_a_wrong_method_value_is_one_line(tmp_path, override, fix):
 
 
 @pytest.mark.slow
-def test_the_stabilizers_sweep_and_its_report_section(tmp_path):
+def test_the_stabilizers_sweep_and_its_report_section(tmp_path, holm_without_gc):
     out = tmp_path / "outputs"
     # 36 steps at a rate the tiny model learns at, validated every epoch of 4 steps (jiant's recipe trains
     # 1,000 steps before its first validation): runs whose MCCs differ, which is what the section reads

@@ -194,7 +194,7 @@ def fake_annotate(pairs, lang):
     return [FeatureSet(features(*pair), frozenset(), supported) for pair in pairs]
 
 
-def test_feature_shares_with_a_fake_annotator():
+def test_feature_shares_with_a_fake_annotator(holm_without_gc):
     # 12 mapped items: 5 with negation (4 ambiguous), 7 without (1 ambiguous); "all" on 3 items; one added pair
     # with negation and one unmapped item are left out
     regions = [AMBIGUOUS, AMBIGUOUS, AMBIGUOUS, AMBIGUOUS, EASY,

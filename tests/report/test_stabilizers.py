@@ -190,7 +190,7 @@ def test_the_ratio_column_in_report_md(report):
     assert reference_row.split(" | ")[5] == "–"
 
 
-def test_tests_equal_levene_welch_and_holm_over_every_compared_cell(report):
+def test_tests_equal_levene_welch_and_holm_over_every_compared_cell(report, holm_without_gc):
     table = read(report, "stabilizers.csv")
     compared = table[table["method"] != table["reference"]]
     for row in compared.itertuples():

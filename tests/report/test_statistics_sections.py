@@ -96,7 +96,7 @@ def results(out: Path) -> pd.DataFrame:
     return read(out, "results.csv")
 
 
-def test_holm_and_bh_equal_multipletests_over_every_cell_of_the_comparison(report, runs):
+def test_holm_and_bh_equal_multipletests_over_every_cell_of_the_comparison(report, runs, holm_without_gc):
     tests = read(report, "delta_tests.csv")
     assert len(tests) == 2 * (33 + 4)            # fine and coarse categories per language, no overall
     assert set(tests["level"]) == {"fine", "coarse"}
@@ -128,7 +128,7 @@ def test_test_columns_are_the_paired_bootstrap_called_directly(report):
     np.testing.assert_allclose(deltas.loc[fine.index, "delta_mcc"], fine["delta_mcc"], atol=1e-12)
 
 
-def test_languages_are_paired_over_items_per_condition(report):
+def test_languages_are_paired_over_items_per_condition(report, holm_without_gc):
     from stability.report.collect import collect
 
     predictions = collect([report.parent / "runs"]).predictions
