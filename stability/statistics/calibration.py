@@ -305,23 +305,32 @@ def delta_coverage(reference: Draw, method: Draw, confidence: float, rng: np.ran
                    scales: tuple[np.ndarray, np.ndarray] | None = None) -> Measured:
     """Coverage events of the intervals of Δ = method − reference (Welch, percentile bootstrap over
     each side's seeds with `resamples` resamples, none with 0). `scales`: the two draws are one
-    standard-unit study each, and every cell's sides are them times its (σ_reference, σ_method), so
-    each resample's mean is scaled, not recomputed."""
+    standard-unit study each, and every cell's sides are them times its (σ_reference, σ_method)."""
     a, b = reference.samples, method.samples
-    if resamples:
-        counts_a = _counts(rng, a.shape[1], a.shape[-1], resamples)
-        counts_b = _counts(rng, b.shape[1], b.shape[-1], resamples)
-    if scales is None:
-        truth = method.mean - reference.mean
-        cells = len(truth)
-    else:
+    truth = method.mean - reference.mean if scales is None else np.zeros(len(scales[0]))
+    boot = _delta_percentile(a, b, truth, confidence, rng, resamples, scales) if resamples else None
+    if scales is not None:
+        a, b = scales[0][:, None, None] * a, scales[1][:, None, None] * b
+    with np.errstate(invalid="ignore", divide="ignore"), np.testing.suppress_warnings() as quiet:
+        quiet.filter(RuntimeWarning)   # studies whose seeds are all equal (all failed): no interval
+        welch = stats.ttest_ind(b, a, axis=-1, equal_var=False).confidence_interval(confidence)
+    hits: Measured = {(DELTA, "welch"): _covers(welch.low, welch.high, truth)}
+    if boot is not None:
+        hits[(DELTA, "percentile")] = boot
+    return hits
+
+
+def _delta_percentile(a: np.ndarray, b: np.ndarray, truth: np.ndarray, confidence: float, rng: np.random.Generator,
+                      resamples: int, scales: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """(cells, sims) coverage events of Δ's percentile bootstrap, `resamples` resamples of each side's
+    seeds; with `scales` (`delta_coverage`) each resample's mean of the standard-unit draws is scaled
+    per cell, not recomputed."""
+    counts_a = _counts(rng, a.shape[1], a.shape[-1], resamples)
+    counts_b = _counts(rng, b.shape[1], b.shape[-1], resamples)
+    if scales is not None:
         scale_a, scale_b = (scale[:, None, None] for scale in scales)
-        if resamples:
-            unit_a, unit_b = _resampled_means(a, counts_a), _resampled_means(b, counts_b)
-        a, b = scale_a * a, scale_b * b
-        cells = len(scales[0])
-        truth = np.zeros(cells)
-    sims = a.shape[1]
+        unit_a, unit_b = _resampled_means(a, counts_a), _resampled_means(b, counts_b)
+    cells, sims = len(truth), a.shape[1]
     boot = np.zeros((cells, sims), bool)
 
     def work(block: slice) -> None:
@@ -331,13 +340,8 @@ def delta_coverage(reference: Draw, method: Draw, confidence: float, rng: np.ran
             deltas = scale_b[block] * unit_b - scale_a[block] * unit_a
         boot[block] = _covers(*_percentile(deltas, confidence), truth[block])
 
-    if resamples:
-        _each_block(work, cells, sims, resamples)
-    with np.errstate(invalid="ignore", divide="ignore"), np.testing.suppress_warnings() as quiet:
-        quiet.filter(RuntimeWarning)   # studies whose seeds are all equal (all failed): no interval
-        welch = stats.ttest_ind(b, a, axis=-1, equal_var=False).confidence_interval(confidence)
-    hits = {(DELTA, "welch"): _covers(welch.low, welch.high, truth), (DELTA, "percentile"): boot}
-    return hits if resamples else _without_percentile(hits)
+    _each_block(work, cells, sims, resamples)
+    return boot
 
 
 @dataclass(frozen=True)
@@ -368,8 +372,8 @@ def bootstrap_p(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resample
 def family_false_positives(units: list[tuple[np.ndarray, int]], *, sims: int, rng: np.random.Generator,
                            resamples: int = SIM_RESAMPLES) -> Measured:
     """A/A events, (1, sims), of a comparison's whole family of cells as the tests sections correct it:
-    any cell with the seed bootstrap's p (`resamples` resamples) < 0.05 `uncorrected`, after `Holm` (family-wise error), after
-    `BH` (any discovery; under the A/A null every one is false).
+    any cell with the seed bootstrap's p (`resamples` resamples) < 0.05 `uncorrected`, after `Holm`
+    (family-wise error), after `BH` (any discovery; under the A/A null every one is false).
 
     `units` are the A sides of the family, each its (cells, runs) scores (runs in seed order, shared by
     its cells) and the B side's run count. In the resampling world both pseudo-sides draw whole runs
@@ -466,8 +470,8 @@ def calibrate_pairs(reference: Fit, method: Fit, *, sims: int, confidence: float
     """Per cell (row of both fits): coverage of the σ-ratio and Δ intervals (each side its own
     world) and the A/A false-positive rates of the tests (both sides from `reference`'s world, with
     `method`'s run count); `threshold` is the p-value (ASO: the ε_min) below which a test rejects 5 %
-    of the A/A studies, the level that would make it hold its nominal rate here. The percentile bootstrap's intervals and test
-draw `resamples` resamples (none with 0)."""
+    of the A/A studies, the level that would make it hold its nominal rate here. The percentile
+    bootstrap's intervals and test draw `resamples` resamples (none with 0)."""
     n_a, n_b = reference.scores.shape[1], method.scores.shape[1]
     frames = []
     for world in worlds:
